@@ -1,0 +1,56 @@
+/*
+ * acl_base.h - the subset of Ascend's ACL base types that npumemfs simulates.
+ *
+ * Names, types and values follow CANN's acl/acl_base.h so that code written
+ * for torch_npu (allocator plug-ins in particular) compiles unchanged against
+ * the simulator; only the include path differs.
+ */
+#ifndef ACL_ACL_BASE_H
+#define ACL_ACL_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ACL_FUNC_VISIBILITY
+#define ACL_FUNC_VISIBILITY __attribute__((visibility("default")))
+#endif
+
+typedef int aclError;
+typedef void *aclrtStream;
+typedef void *aclrtEvent;
+
+static const int ACL_SUCCESS = 0;
+
+/* Parameter and state errors (CANN acl_base.h, 1000xx). */
+static const int ACL_ERROR_INVALID_PARAM = 100000;
+static const int ACL_ERROR_UNINITIALIZE = 100001;
+static const int ACL_ERROR_REPEAT_INITIALIZE = 100002;
+static const int ACL_ERROR_INVALID_FILE = 100003;
+static const int ACL_ERROR_INVALID_DEVICE = 100019;
+static const int ACL_ERROR_STORAGE_OVER_LIMIT = 100026;
+static const int ACL_ERROR_FEATURE_UNSUPPORTED = 200006;
+
+/* Resource errors (2000xx). */
+static const int ACL_ERROR_BAD_ALLOC = 200000;
+static const int ACL_ERROR_API_NOT_SUPPORT = 200001;
+static const int ACL_ERROR_INVALID_DEVICE_ID = 200002; /* reserved; sim uses 100019 */
+static const int ACL_ERROR_MEMORY_ADDRESS_UNALIGNED = 200003;
+static const int ACL_ERROR_RESOURCE_NOT_MATCH = 200004;
+static const int ACL_ERROR_INVALID_RESOURCE_HANDLE = 200005;
+static const int ACL_ERROR_INTERNAL_ERROR = 500000;
+
+/* Runtime errors reported by the driver layer (acl/error_codes/rt_error_codes.h). */
+static const int ACL_ERROR_RT_PARAM_INVALID = 107000;
+static const int ACL_ERROR_RT_INVALID_DEVICEID = 107001;
+static const int ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
+static const int ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACL_ACL_BASE_H */

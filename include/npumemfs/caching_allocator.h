@@ -1,0 +1,91 @@
+/*
+ * caching_allocator.h - a PyTorch/torch_npu-compatible caching allocator.
+ *
+ * Reproduces upstream's decisions exactly (NativeCachingAllocator with one
+ * DeviceCachingAllocator per device): size rounding, small and large pools,
+ * best fit by (stream, size, address), splitting and merging, per-stream
+ * caching, record_stream with events, the OOM retry ladder, empty_cache and
+ * every memory_stats() counter. It reaches the device only through the
+ * ACL-compatible API (acl/acl_rt.h), like a plug-in would.
+ *
+ * Thread-safe: one lock per device. Stats and snapshots are copied out
+ * under that lock and formatted by the caller without it.
+ *
+ * Errors are negative errno values; where a message helps, it is written to
+ * `err` (may be NULL) in upstream's words.
+ */
+#ifndef NPUMEMFS_CACHING_ALLOCATOR_H
+#define NPUMEMFS_CACHING_ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <acl/acl_rt.h>
+
+#include "alloc_conf.h"
+#include "flavor.h"
+#include "snapshot.h"
+#include "stats.h"
+
+#define NPA_ERRLEN 1024
+
+struct npa;
+
+struct npa_options {
+	const struct npa_flavor *flavor; /* NULL: npu */
+	struct npa_conf conf;            /* from npa_conf_default + npa_conf_parse */
+	int device_count;                /* devices 0..device_count-1 */
+};
+
+int npa_create(const struct npa_options *opt, struct npa **out);
+/*
+ * Free every live block, release every segment and destroy the allocator.
+ * Returns the number of blocks that were still allocated (leaks), and
+ * their bytes in *leaked_bytes (may be NULL).
+ */
+size_t npa_destroy(struct npa *a, uint64_t *leaked_bytes);
+
+const struct npa_flavor *npa_get_flavor(const struct npa *a);
+int npa_device_count(const struct npa *a);
+
+/*
+ * Allocate `size` bytes on `device` for use on `stream` (NULL: default).
+ * size 0 gives *ptr = NULL and no stats. On OOM returns -ENOMEM with the
+ * upstream message in err ("NPU out of memory. Tried to allocate ...").
+ */
+int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream,
+	       void **ptr, char *err, size_t errlen);
+/* Free a pointer from npa_malloc. Unknown: -EINVAL, "invalid device pointer: 0x..". */
+int npa_free(struct npa *a, void *ptr, char *err, size_t errlen);
+/* Mark `ptr` as used on `stream`: its free waits for the stream's work. */
+int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream);
+/* Size of the block behind a live pointer (0 if unknown). */
+size_t npa_block_size(struct npa *a, const void *ptr);
+
+/* empty_cache for one device, or all devices with device = -1. */
+int npa_empty_cache(struct npa *a, int device);
+int npa_set_memory_fraction(struct npa *a, int device, double fraction,
+			    char *err, size_t errlen);
+double npa_get_memory_fraction(struct npa *a, int device);
+int npa_reset_peak_stats(struct npa *a, int device);         /* -1: all */
+int npa_reset_accumulated_stats(struct npa *a, int device);  /* -1: all */
+
+/* A consistent copy of one device's counters. */
+int npa_get_stats(struct npa *a, int device, struct npa_stats *out);
+/* A consistent copy of the segments of one device (or all with -1). */
+int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out);
+
+/* The settings in force, and a run-time change of them (EBUSY if unsafe). */
+void npa_get_conf(struct npa *a, struct npa_conf *out);
+int npa_set_conf(struct npa *a, const char *str, enum npa_conf_origin origin,
+		 char *err, size_t errlen);
+
+/*
+ * Check every invariant (stats recomputed from the blocks equal the
+ * counters, segments do not overlap, pools hold exactly the free blocks).
+ * Returns 0 or -EFAULT with the first broken rule in err.
+ */
+int npa_check(struct npa *a, int device, char *err, size_t errlen);
+
+#endif /* NPUMEMFS_CACHING_ALLOCATOR_H */

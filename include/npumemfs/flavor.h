@@ -1,0 +1,53 @@
+/*
+ * flavor.h - which upstream the allocator imitates.
+ *
+ * One allocator, two upstreams: "npu" is torch_npu's NPUCachingAllocator,
+ * "cuda" is current PyTorch's CUDACachingAllocator. A flavor is this table
+ * of parameters and labels, chosen at start-up; no code path forks on the
+ * flavor's name.
+ */
+#ifndef NPUMEMFS_FLAVOR_H
+#define NPUMEMFS_FLAVOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum npa_size_units {
+	NPA_UNITS_DECIMAL_LABELS, /* "{:7d} {B /KB/MB/GB}"   (torch_npu, 1.13) */
+	NPA_UNITS_BINARY_LABELS,  /* "{:6d} {B  /KiB/MiB/GiB}" (PyTorch >= 2.0) */
+};
+
+enum npa_oom_style {
+	NPA_OOM_NPU,  /* "NPU out of memory. Tried to allocate ... (NPU 0; ...)" */
+	NPA_OOM_CUDA, /* "CUDA out of memory. Tried to allocate ... GPU 0 has ..." */
+};
+
+struct npa_flavor {
+	const char *name;        /* "npu" or "cuda" */
+	size_t pad;              /* bytes added to each request before rounding */
+	bool oom_rejections_stat; /* memory_stats() has num_oom_rejections */
+	bool pending_ignores_stream_uses; /* npu: pending = event_count > 0 only */
+	bool record_stream_on_alloc_stream; /* npu records even the allocation stream */
+	enum npa_oom_style oom_style;
+
+	/* memory_summary() text. */
+	enum npa_size_units units;
+	bool requested_memory_row;
+	const char *summary_title;   /* "PyTorch NPU memory summary, device ID " */
+	int device_id_width;         /* {device:<N d} */
+	const char *ooms_label;      /* "NPU OOMs: " */
+	int ooms_width;
+	const char *retries_label;   /* "npuMalloc retries: " */
+	int retries_width;
+	const char *reserved_memory_label;   /* "NPU reserved memory" */
+	const char *reserved_segments_label; /* "NPU reserved segments" */
+	const char *oversize_segments_label; /* "Oversize NPU segments" */
+};
+
+extern const struct npa_flavor npa_flavor_npu;
+extern const struct npa_flavor npa_flavor_cuda;
+
+/* The flavor called `name`, or NULL. */
+const struct npa_flavor *npa_flavor_find(const char *name);
+
+#endif /* NPUMEMFS_FLAVOR_H */

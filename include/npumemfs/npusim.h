@@ -1,0 +1,96 @@
+/*
+ * npusim.h - control of the simulated NPU behind the ACL-compatible API.
+ *
+ * The ACL calls (acl/acl_rt.h) are what allocators use. This header is for
+ * whoever owns the simulator: the daemon, the replay tool and tests. It sets
+ * the machine up, drives the virtual clock, injects faults and reads the
+ * counters that show what caching saves.
+ *
+ * Time is virtual and deterministic. Work launched on a stream ends at a
+ * virtual time; an event recorded on a stream completes once the clock has
+ * passed the end of the work launched before it. Work can also be
+ * open-ended (a kernel whose length the test decides later): it ends only
+ * when its stream, or the device, is synchronized. Synchronizing advances
+ * the clock to the end of the timed work it waited for. Nothing sleeps,
+ * except the optional simulated malloc/free latency.
+ */
+#ifndef NPUMEMFS_NPUSIM_H
+#define NPUMEMFS_NPUSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <acl/acl_rt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPUSIM_MAX_DEVICES 16
+
+struct npusim_device_config {
+	uint64_t capacity;         /* bytes of device memory */
+	uint64_t page_size;        /* device allocation granularity, e.g. 2 MiB */
+	uint64_t malloc_latency_us; /* real time spent per aclrtMalloc (0: none) */
+	uint64_t free_latency_us;  /* real time spent per aclrtFree (0: none) */
+};
+
+struct npusim_config {
+	int device_count;
+	struct npusim_device_config device[NPUSIM_MAX_DEVICES];
+};
+
+/* Counters of one device, read with npusim_device_counters(). */
+struct npusim_counters {
+	uint64_t malloc_calls;    /* successful aclrtMalloc* calls */
+	uint64_t malloc_failures; /* calls refused (OOM or injected fault) */
+	uint64_t free_calls;
+	uint64_t malloc_bytes;    /* bytes committed by successful mallocs */
+	uint64_t free_bytes;
+	uint64_t malloc_ns;       /* real time spent inside malloc/free */
+	uint64_t free_ns;
+	uint64_t used;            /* bytes currently allocated (page-rounded) */
+	uint64_t peak_used;
+};
+
+/*
+ * Start the simulator with the given devices (all memory free, clock 0).
+ * Returns 0, -EINVAL for a bad config, -EBUSY if already started, or
+ * -ENOMEM if the address space cannot be reserved.
+ */
+int npusim_init(const struct npusim_config *cfg);
+/* Release everything. Device memory still allocated is reported as leaked. */
+void npusim_shutdown(void);
+bool npusim_initialized(void);
+/* A config with `count` devices of `capacity` bytes, 2 MiB pages, no latency. */
+void npusim_config_default(struct npusim_config *cfg, int count, uint64_t capacity);
+
+/* Counters and leak information. */
+int npusim_device_counters(int device, struct npusim_counters *out);
+/* Change the simulated cost of malloc/free at run time. */
+int npusim_set_latency(int device, uint64_t malloc_us, uint64_t free_us);
+/* The device a device pointer belongs to, or -1 if none. */
+int npusim_device_of(const void *ptr);
+
+/* Virtual clock. */
+uint64_t npusim_now_ns(void);
+void npusim_advance_ns(uint64_t ns);
+/* Work of `ns` virtual nanoseconds on `stream` (NULL: current default stream). */
+aclError npusim_launch(aclrtStream stream, uint64_t ns);
+/* Work on `stream` that ends only when the stream or the device is synchronized. */
+aclError npusim_launch_open(aclrtStream stream);
+/* A stable small number for a stream: 0 for a default stream, 1, 2, ... */
+uint64_t npusim_stream_id(aclrtStream stream);
+
+/* Fault injection on the device malloc path (aclrtMalloc*). */
+/* Fail the nth malloc from now on (1 = the next one); 0 disables. */
+int npusim_fail_nth_malloc(int device, uint64_t nth);
+/* Fail each malloc with probability `rate` (0..1), from a seeded PRNG. */
+int npusim_fail_malloc_rate(int device, double rate, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPUMEMFS_NPUSIM_H */
