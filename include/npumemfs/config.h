@@ -1,0 +1,48 @@
+/*
+ * config.h - the daemon's ini file (libinih).
+ *
+ *     [device]    count, flavor (npu|cuda), capacity, page_size,
+ *                 malloc_latency_us, free_latency_us
+ *     [allocator] alloc_conf (PYTORCH_NPU_ALLOC_CONF syntax), plugin_dirs
+ *     [fs]        allow_other
+ *     [workload]  replay (trace path, relative to the ini's folder), loop
+ *
+ * An unknown section or key, a bad value or a missing file is an error
+ * "FILE:LINE: reason"; nothing is half-applied.
+ */
+#ifndef NPUMEMFS_CONFIG_H
+#define NPUMEMFS_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flavor.h"
+#include "sbuf.h"
+
+#define NMFS_CONFIG_ERRLEN 1024
+
+struct nmfs_config {
+	char path[PATH_MAX];        /* the ini file, "" if none */
+	int device_count;           /* 1..16 */
+	const struct npa_flavor *flavor;
+	uint64_t capacity;          /* bytes per device */
+	uint64_t page_size;
+	uint64_t malloc_latency_us;
+	uint64_t free_latency_us;
+	char alloc_conf[512];
+	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders */
+	bool allow_other;
+	char replay[PATH_MAX];      /* absolute path of the start-up trace, "" if none */
+	bool loop;
+};
+
+/* Built-in defaults: 1 npu device of 32 GiB, 2 MiB pages, no latency. */
+void nmfs_config_default(struct nmfs_config *cfg);
+/* Load `path` over the defaults. 0, or -EINVAL/-ENOENT with "FILE:LINE: reason". */
+int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
+		     size_t errlen);
+/* The effective configuration as ini text (mnt/config). */
+int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out);
+
+#endif /* NPUMEMFS_CONFIG_H */
