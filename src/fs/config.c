@@ -1,0 +1,386 @@
+/*
+ * config.c - the daemon's ini file.
+ *
+ * One table of keys, one setter per kind of value. The file is parsed into
+ * a copy of the configuration, which replaces the caller's only when every
+ * line was good, so a bad file changes nothing.
+ *
+ * inih reports the line of its own syntax errors but not the line a
+ * handler is called for, so lines are counted in our own reader.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include <npumemfs/alloc_conf.h>
+#include <npumemfs/config.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/size_parse.h>
+
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+struct load {
+	struct nmfs_config cfg;
+	const char *name;      /* the file as the user named it, for messages */
+	char dir[PATH_MAX];    /* its folder, for relative paths */
+	FILE *f;
+	int line;
+	int alloc_conf_line;   /* checked once the flavor is known */
+	char *err;
+	size_t errlen;
+	int error;
+};
+
+typedef int (*setter)(struct load *ld, void *field, const char *value);
+
+struct key {
+	const char *section;
+	const char *name;
+	setter set;
+	size_t offset;
+};
+
+static int fail(struct load *ld, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct load *ld, int error, const char *fmt, ...)
+{
+	char reason[NMFS_CONFIG_ERRLEN];
+	va_list ap;
+
+	if (ld->error)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	snprintf(ld->err, ld->errlen, "%s:%d: %s", ld->name, ld->line, reason);
+	ld->error = error;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return *out = true, 0;
+		if (strcasecmp(s, no[i]) == 0)
+			return *out = false, 0;
+	}
+	return -EINVAL;
+}
+
+static int set_count(struct load *ld, void *field, const char *v)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || n < 1 || n > NPUSIM_MAX_DEVICES)
+		return fail(ld, -EINVAL, "count: '%s' is not a number from 1 to %d",
+			    v, NPUSIM_MAX_DEVICES);
+	*(int *)field = (int)n;
+	return 1;
+}
+
+static int set_flavor(struct load *ld, void *field, const char *v)
+{
+	const struct npa_flavor *fl = npa_flavor_find(v);
+
+	if (!fl)
+		return fail(ld, -EINVAL, "flavor: '%s' is neither npu nor cuda", v);
+	*(const struct npa_flavor **)field = fl;
+	return 1;
+}
+
+static int set_size(struct load *ld, void *field, const char *v)
+{
+	uint64_t n;
+
+	if (npa_parse_size(v, &n) || n == 0)
+		return fail(ld, -EINVAL,
+			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB)", v);
+	*(uint64_t *)field = n;
+	return 1;
+}
+
+static int set_page_size(struct load *ld, void *field, const char *v)
+{
+	uint64_t n;
+
+	if (npa_parse_size(v, &n) || n < 4096 || (n & (n - 1)))
+		return fail(ld, -EINVAL,
+			    "page_size: '%s' is not a power of two of at least 4KiB", v);
+	*(uint64_t *)field = n;
+	return 1;
+}
+
+static int set_micros(struct load *ld, void *field, const char *v)
+{
+	uint64_t n;
+
+	if (parse_u64(v, &n) || n > 10 * 1000 * 1000)
+		return fail(ld, -EINVAL,
+			    "'%s' is not a latency in microseconds (0 to 10000000)", v);
+	*(uint64_t *)field = n;
+	return 1;
+}
+
+static int set_bool(struct load *ld, void *field, const char *v)
+{
+	if (parse_bool(v, field))
+		return fail(ld, -EINVAL, "'%s' is not true or false", v);
+	return 1;
+}
+
+static int set_alloc_conf(struct load *ld, void *field, const char *v)
+{
+	if (strlen(v) >= sizeof(ld->cfg.alloc_conf))
+		return fail(ld, -EINVAL, "alloc_conf: longer than %zu characters",
+			    sizeof(ld->cfg.alloc_conf) - 1);
+	strcpy(field, v);
+	ld->alloc_conf_line = ld->line;
+	return 1;
+}
+
+/* Each folder must be absolute: a plug-in is never looked up relatively. */
+static int set_plugin_dirs(struct load *ld, void *field, const char *v)
+{
+	char copy[PATH_MAX], *save = NULL;
+
+	if (strlen(v) >= sizeof(copy))
+		return fail(ld, -EINVAL, "plugin_dirs: too long");
+	strcpy(copy, v);
+	for (char *dir = strtok_r(copy, ",", &save); dir;
+	     dir = strtok_r(NULL, ",", &save)) {
+		if (dir[0] != '/')
+			return fail(ld, -EINVAL,
+				    "plugin_dirs: '%s' is not an absolute path", dir);
+	}
+	if (v[0] == ',' || (*v && v[strlen(v) - 1] == ',') || strstr(v, ",,"))
+		return fail(ld, -EINVAL, "plugin_dirs: empty folder name in '%s'", v);
+	strcpy(field, v);
+	return 1;
+}
+
+static int set_replay(struct load *ld, void *field, const char *v)
+{
+	char path[PATH_MAX];
+	int n;
+
+	if (*v == '\0') {
+		*(char *)field = '\0';
+		return 1;
+	}
+	if (v[0] == '/')
+		n = snprintf(path, sizeof(path), "%s", v);
+	else
+		n = snprintf(path, sizeof(path), "%s/%s", ld->dir, v);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return fail(ld, -EINVAL, "replay: path too long");
+	if (access(path, R_OK) != 0)
+		return fail(ld, -errno, "replay: cannot read %s: %s", path,
+			    strerror(errno));
+	strcpy(field, path);
+	return 1;
+}
+
+#define KEY(sec, name, field, set) \
+	{ sec, name, set, offsetof(struct nmfs_config, field) }
+
+static const struct key keys[] = {
+	KEY("device", "count", device_count, set_count),
+	KEY("device", "flavor", flavor, set_flavor),
+	KEY("device", "capacity", capacity, set_size),
+	KEY("device", "page_size", page_size, set_page_size),
+	KEY("device", "malloc_latency_us", malloc_latency_us, set_micros),
+	KEY("device", "free_latency_us", free_latency_us, set_micros),
+	KEY("allocator", "alloc_conf", alloc_conf, set_alloc_conf),
+	KEY("allocator", "plugin_dirs", plugin_dirs, set_plugin_dirs),
+	KEY("fs", "allow_other", allow_other, set_bool),
+	KEY("workload", "replay", replay, set_replay),
+	KEY("workload", "loop", loop, set_bool),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const sections[] = { "device", "allocator", "fs", "workload" };
+
+static int handler(void *user, const char *section, const char *name,
+		   const char *value)
+{
+	struct load *ld = user;
+
+	if (ld->error)
+		return 0;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (strcmp(keys[i].section, section) == 0 &&
+		    strcmp(keys[i].name, name) == 0)
+			return keys[i].set(ld, (char *)&ld->cfg + keys[i].offset,
+					   value);
+	}
+	return fail(ld, -EINVAL, "unknown key '%s' in section [%s]", name, section);
+}
+
+static bool known_section(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		if (strlen(sections[i]) == len && strncmp(sections[i], name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* inih ignores an empty section, so section headers are checked here. */
+static void check_section(struct load *ld, const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line != '[')
+		return;
+	const char *end = strchr(line, ']');
+	if (!end)
+		return; /* inih reports the syntax error */
+	size_t len = (size_t)(end - line - 1);
+	if (!known_section(line + 1, len))
+		fail(ld, -EINVAL, "unknown section [%.*s]", (int)len, line + 1);
+}
+
+static char *reader(char *str, int num, void *stream)
+{
+	struct load *ld = stream;
+
+	if (ld->error || !fgets(str, num, ld->f))
+		return NULL;
+	ld->line++;
+	size_t len = strlen(str);
+	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(ld->f)) {
+		fail(ld, -EINVAL, "line longer than %d characters", num - 2);
+		return NULL;
+	}
+	check_section(ld, str);
+	return ld->error ? NULL : str;
+}
+
+void nmfs_config_default(struct nmfs_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->device_count = 1;
+	cfg->flavor = &npa_flavor_npu;
+	cfg->capacity = 32 * GiB;
+	cfg->page_size = 2 * MiB;
+}
+
+static void set_dir(struct load *ld, const char *path)
+{
+	char *slash;
+
+	if (!realpath(path, ld->cfg.path))
+		snprintf(ld->cfg.path, sizeof(ld->cfg.path), "%s", path);
+	snprintf(ld->dir, sizeof(ld->dir), "%s", ld->cfg.path);
+	slash = strrchr(ld->dir, '/');
+	if (slash == ld->dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(ld->dir, ".");
+}
+
+/* alloc_conf depends on the flavor, which may come later in the file. */
+static void check_alloc_conf(struct load *ld)
+{
+	struct npa_conf conf;
+	char why[NPA_CONF_ERRLEN];
+
+	if (ld->error || ld->cfg.alloc_conf[0] == '\0')
+		return;
+	npa_conf_default(&conf, ld->cfg.flavor);
+	if (npa_conf_parse(&conf, ld->cfg.flavor, ld->cfg.alloc_conf,
+			   NPA_ORIGIN_INI, why, sizeof(why)) == 0)
+		return;
+	ld->line = ld->alloc_conf_line;
+	fail(ld, -EINVAL, "alloc_conf: %s", why);
+}
+
+int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
+		     size_t errlen)
+{
+	struct load ld = { .cfg = *cfg, .name = path, .err = err, .errlen = errlen };
+
+	ld.f = fopen(path, "r");
+	if (!ld.f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+		return -e;
+	}
+	set_dir(&ld, path);
+	int rc = ini_parse_stream(reader, &ld, handler, &ld);
+	fclose(ld.f);
+	if (rc > 0 && !ld.error) {
+		ld.line = rc;
+		fail(&ld, -EINVAL, "syntax error (expected [section] or key = value)");
+	}
+	check_alloc_conf(&ld);
+	if (ld.error)
+		return ld.error == -ENOENT ? -ENOENT : -EINVAL;
+	*cfg = ld.cfg;
+	return 0;
+}
+
+/* The largest binary unit that divides the size exactly: 32GiB, 2MiB, 4097. */
+static int format_size(struct sbuf *out, const char *key, uint64_t n)
+{
+	static const char *const units[] = { "", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (u < 4 && n && (n & 1023) == 0) {
+		n >>= 10;
+		u++;
+	}
+	return sbuf_printf(out, "%s = %llu%s\n", key, (unsigned long long)n,
+			   units[u]);
+}
+
+int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out)
+{
+	if (cfg->path[0])
+		sbuf_printf(out, "# loaded from %s\n", cfg->path);
+	sbuf_printf(out, "[device]\ncount = %d\nflavor = %s\n", cfg->device_count,
+		    cfg->flavor->name);
+	format_size(out, "capacity", cfg->capacity);
+	format_size(out, "page_size", cfg->page_size);
+	sbuf_printf(out, "malloc_latency_us = %llu\nfree_latency_us = %llu\n",
+		    (unsigned long long)cfg->malloc_latency_us,
+		    (unsigned long long)cfg->free_latency_us);
+	sbuf_printf(out, "\n[allocator]\nalloc_conf = %s\nplugin_dirs = %s\n",
+		    cfg->alloc_conf, cfg->plugin_dirs);
+	sbuf_printf(out, "\n[fs]\nallow_other = %s\n",
+		    cfg->allow_other ? "true" : "false");
+	sbuf_printf(out, "\n[workload]\nreplay = %s\nloop = %s\n", cfg->replay,
+		    cfg->loop ? "true" : "false");
+	return out->error;
+}
