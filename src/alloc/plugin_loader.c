@@ -1,0 +1,135 @@
+/*
+ * plugin_loader.c - from a spec line to resolved plug-in functions.
+ *
+ * RTLD_NOW so that a missing symbol fails the load, not an allocation
+ * later; RTLD_LOCAL so that a plug-in cannot interpose on the daemon's own
+ * symbols. The object is loaded through /proc/self/fd from the descriptor
+ * plugin_trust.c checked: there is no dlopenat(), and loading by path
+ * again would reopen whatever the path names by then.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <npumemfs/plugin.h>
+
+#include "plugin_trust.h"
+
+static int load_object(struct plugin *p, int fd, char *err, size_t errlen)
+{
+	char fdpath[64];
+
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	p->handle = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
+	if (!p->handle) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "%s is not a loadable shared object: %s",
+			 p->path, why ? why : "unknown reason");
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/*
+ * `out` is the address of a function pointer, written through void ** as
+ * POSIX's dlsym() documentation does.
+ */
+static int resolve(struct plugin *p, const char *name, const char *role,
+		   void **out, char *err, size_t errlen)
+{
+	dlerror();
+	void *sym = dlsym(p->handle, name);
+	if (!sym) {
+		snprintf(err, errlen, "%s has no function '%s' (%s)", p->path,
+			 name, role);
+		return -EINVAL;
+	}
+	*out = sym;
+	return 0;
+}
+
+static int resolve_all(struct plugin *p, char *err, size_t errlen)
+{
+	int rc = resolve(p, p->alloc_name, "ALLOC_FN", (void **)&p->alloc, err,
+			 errlen);
+	if (!rc)
+		rc = resolve(p, p->free_name, "FREE_FN", (void **)&p->free, err,
+			     errlen);
+#define PLUGIN_X(name)                                                         \
+	if (!rc && p->hook_name[PLUGIN_HOOK_##name][0])                        \
+		rc = resolve(p, p->hook_name[PLUGIN_HOOK_##name],              \
+			     #name " hook", (void **)&p->hook.name, err, errlen);
+	NPUMEMFS_PLUGIN_HOOKS(PLUGIN_X)
+#undef PLUGIN_X
+	return rc;
+}
+
+/* upstream createCustomAllocator(): init(device_count) once, at creation. */
+static int run_init(struct plugin *p, int device_count, char *err,
+		    size_t errlen)
+{
+	if (p->hook.init)
+		p->hook.init(device_count);
+	if (p->hook.init_checked) {
+		int r = p->hook.init_checked(device_count);
+		if (r) {
+			snprintf(err, errlen,
+				 "init_checked hook '%s' of %s refused the load "
+				 "(returned %d)",
+				 p->hook_name[PLUGIN_HOOK_init_checked], p->path, r);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
+		int device_count, struct plugin **out, char *err, size_t errlen)
+{
+	struct plugin_spec spec;
+	int rc = plugin_spec_parse(line, &spec, err, errlen);
+	if (rc)
+		return rc;
+
+	struct plugin *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory loading a plug-in");
+		return -ENOMEM;
+	}
+	memcpy(p->alloc_name, spec.alloc_name, sizeof(p->alloc_name));
+	memcpy(p->free_name, spec.free_name, sizeof(p->free_name));
+	memcpy(p->hook_name, spec.hook_name, sizeof(p->hook_name));
+
+	int fd = plugin_trust_open(spec.path, allowed_dirs, owner, p->path, err,
+				   errlen);
+	if (fd < 0) {
+		free(p);
+		return fd;
+	}
+	rc = load_object(p, fd, err, errlen);
+	close(fd);
+	if (!rc)
+		rc = resolve_all(p, err, errlen);
+	if (!rc)
+		rc = run_init(p, device_count, err, errlen);
+	if (rc) {
+		plugin_close(p);
+		return rc;
+	}
+	p->loaded_at = time(NULL);
+	*out = p;
+	return 0;
+}
+
+void plugin_close(struct plugin *p)
+{
+	if (!p)
+		return;
+	if (p->handle)
+		dlclose(p->handle);
+	free(p);
+}

@@ -1,0 +1,128 @@
+/*
+ * fixture_host.c - a plug-in on host memory for the unit tests.
+ *
+ * Needs no simulator, counts every call so tests can see which hooks ran,
+ * and misbehaves on request through the functions a spec names:
+ * fx_alloc_null never gives memory, fx_alloc_same hands out one buffer
+ * again and again (overlap), fx_alloc_odd returns 8 bytes past a 512-byte
+ * boundary (unaligned; free it with fx_free_odd).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+typedef void *aclrtStream;
+
+struct fx_counts {
+	long alloc, free, init, init_devices, reset, fraction, record_stream;
+	double last_fraction;
+	int last_fraction_device;
+	long begin_pool, end_pool, release_pool, base_alloc;
+	ssize_t last_free_size;
+	int last_free_device;
+	aclrtStream last_free_stream;
+};
+
+static struct fx_counts counts;
+static char same_buffer[4096] __attribute__((aligned(512)));
+
+struct fx_counts *fx_counts(void)
+{
+	return &counts;
+}
+
+void *fx_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	void *p = NULL;
+	(void)device, (void)stream;
+	counts.alloc++;
+	if (posix_memalign(&p, 512, (size_t)size))
+		return NULL;
+	return p;
+}
+
+void fx_free(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	counts.free++;
+	counts.last_free_size = size;
+	counts.last_free_device = device;
+	counts.last_free_stream = stream;
+	free(ptr);
+}
+
+void *fx_alloc_null(ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	counts.alloc++;
+	return NULL;
+}
+
+void *fx_alloc_same(ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	counts.alloc++;
+	return same_buffer;
+}
+
+void fx_free_same(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	(void)ptr, (void)size, (void)device, (void)stream;
+	counts.free++;
+}
+
+void *fx_alloc_odd(ssize_t size, int device, aclrtStream stream)
+{
+	char *p = fx_alloc(size + 8, device, stream);
+	return p ? p + 8 : NULL;
+}
+
+void fx_free_odd(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	fx_free((char *)ptr - 8, size, device, stream);
+}
+
+void fx_init(int device_count)
+{
+	counts.init++;
+	counts.init_devices = device_count;
+}
+
+int fx_init_refuse(int device_count)
+{
+	(void)device_count;
+	return 7;
+}
+
+int fx_init_accept(int device_count)
+{
+	counts.init++;
+	counts.init_devices = device_count;
+	return 0;
+}
+
+void fx_reset(bool check_error)
+{
+	(void)check_error;
+	counts.reset++;
+}
+
+void fx_fraction(double fraction, int device)
+{
+	counts.fraction++;
+	counts.last_fraction = fraction;
+	counts.last_fraction_device = device;
+}
+
+void fx_record_stream(void *ptr, aclrtStream stream)
+{
+	(void)ptr, (void)stream;
+	counts.record_stream++;
+}
+
+void *fx_base_alloc(void *ptr, size_t *size)
+{
+	counts.base_alloc++;
+	*size = 1 << 20;
+	return (char *)ptr - 512;
+}
