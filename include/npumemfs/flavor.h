@@ -22,6 +22,12 @@ enum npa_oom_style {
 	NPA_OOM_CUDA, /* "CUDA out of memory. Tried to allocate ... GPU 0 has ..." */
 };
 
+/* Which upstream parser reads PYTORCH_*_ALLOC_CONF (src/alloc/alloc_conf.c). */
+enum npa_conf_dialect {
+	NPA_CONF_DIALECT_TORCH_NPU, /* NPUAllocatorConfig over AcceleratorAllocatorConfig */
+	NPA_CONF_DIALECT_PYTORCH,   /* AcceleratorAllocatorConfig + CUDAAllocatorConfig */
+};
+
 struct npa_flavor {
 	const char *name;        /* "npu" or "cuda" */
 	size_t pad;              /* bytes added to each request before rounding */
@@ -29,6 +35,10 @@ struct npa_flavor {
 	bool pending_ignores_stream_uses; /* npu: pending = event_count > 0 only */
 	bool record_stream_on_alloc_stream; /* npu records even the allocation stream */
 	enum npa_oom_style oom_style;
+	enum npa_conf_dialect conf_dialect; /* keys, texts and rules of alloc_conf */
+	/* npu: empty_cache, the OOM retry, GC and oversize release first
+	 * synchronize the whole device (npuSynchronizeDevice). */
+	bool release_syncs_device;
 
 	/* memory_summary() text. */
 	enum npa_size_units units;

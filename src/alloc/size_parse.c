@@ -2,6 +2,7 @@
  * size_parse.c - sizes as people write them.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <strings.h>
 

@@ -1,0 +1,95 @@
+/*
+ * block.h - blocks, segments and the free-block pools of one device.
+ *
+ * A segment is one device allocation; its blocks tile it in address order
+ * through prev/next. Free blocks live in a pool tree ordered by (stream,
+ * size, address), so best fit is one lower-bound search (upstream's
+ * BlockPool::blocks). Allocated blocks are in the device's pointer map;
+ * blocks waiting for stream events are in neither.
+ */
+#ifndef NPA_BLOCK_H
+#define NPA_BLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bsd/sys/tree.h>
+#include <uthash.h>
+
+#include <acl/acl_rt.h>
+
+struct npa_segment;
+struct npa_pool;
+
+struct npa_block {
+	RB_ENTRY(npa_block) node; /* in pool->blocks while free */
+	UT_hash_handle hh;        /* in the pointer map while allocated */
+	char *ptr;
+	size_t size;
+	size_t requested_size;    /* last request served, kept when freed */
+	aclrtStream stream;       /* allocation stream */
+	struct npa_pool *pool;
+	struct npa_segment *seg;
+	struct npa_block *prev;   /* neighbours inside the segment */
+	struct npa_block *next;
+	aclrtStream *uses;        /* streams from record_stream */
+	unsigned nuses;
+	unsigned uses_cap;
+	int event_count;          /* outstanding events of a deferred free */
+	uint64_t gc_base;         /* pool->gc_calls when it entered the pool */
+	bool allocated;
+	bool mapped;              /* backed by memory (false only in expandable segments) */
+};
+
+RB_HEAD(npa_block_tree, npa_block);
+RB_PROTOTYPE(npa_block_tree, npa_block, node, npa_block_cmp)
+
+struct npa_pool {
+	struct npa_block_tree blocks;
+	bool is_small;
+	/* get_free_block calls while GC is on: a block's age is the count since
+	 * it entered the pool (upstream's gc_count, kept without a pool walk). */
+	uint64_t gc_calls;
+};
+
+/* Where a segment's memory came from; expandable segments will add a kind. */
+enum npa_segment_kind {
+	NPA_SEGMENT_DEVICE_MALLOC,
+};
+
+struct npa_segment {
+	RB_ENTRY(npa_segment) node; /* in the device's segment tree, by address */
+	char *ptr;
+	size_t size;
+	aclrtStream stream;
+	struct npa_pool *pool;
+	struct npa_block *head;     /* the block at ptr */
+	enum npa_segment_kind kind;
+};
+
+RB_HEAD(npa_segment_tree, npa_segment);
+RB_PROTOTYPE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
+
+static inline bool npa_block_is_split(const struct npa_block *b)
+{
+	return b->prev != NULL || b->next != NULL;
+}
+
+/* Block structs are recycled through a free list, never malloc'd on a cache hit. */
+struct npa_block_cache {
+	struct npa_block *spare;
+};
+
+struct npa_block *npa_block_get(struct npa_block_cache *c);
+void npa_block_put(struct npa_block_cache *c, struct npa_block *b);
+void npa_block_cache_drain(struct npa_block_cache *c);
+
+void npa_pool_init(struct npa_pool *pool, bool is_small);
+void npa_pool_insert(struct npa_pool *pool, struct npa_block *b);
+void npa_pool_remove(struct npa_pool *pool, struct npa_block *b);
+/* The first free block at or after (stream, size, 0), of any stream, or NULL. */
+struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
+			       size_t size);
+
+#endif /* NPA_BLOCK_H */

@@ -1,0 +1,90 @@
+/*
+ * block_pool.c - ordered sets of free blocks and of segments.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+
+/* Upstream's BlockComparatorSize: stream, then size, then address. */
+static int npa_block_cmp(const struct npa_block *a, const struct npa_block *b)
+{
+	uintptr_t sa = (uintptr_t)a->stream, sb = (uintptr_t)b->stream;
+	uintptr_t pa = (uintptr_t)a->ptr, pb = (uintptr_t)b->ptr;
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	return 0;
+}
+
+static int npa_segment_cmp(const struct npa_segment *a, const struct npa_segment *b)
+{
+	uintptr_t pa = (uintptr_t)a->ptr, pb = (uintptr_t)b->ptr;
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+RB_GENERATE(npa_block_tree, npa_block, node, npa_block_cmp)
+RB_GENERATE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
+
+void npa_pool_init(struct npa_pool *pool, bool is_small)
+{
+	RB_INIT(&pool->blocks);
+	pool->is_small = is_small;
+	pool->gc_calls = 0;
+}
+
+void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
+{
+	b->gc_base = pool->gc_calls;
+	RB_INSERT(npa_block_tree, &pool->blocks, b);
+}
+
+void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
+{
+	RB_REMOVE(npa_block_tree, &pool->blocks, b);
+}
+
+struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
+				 size_t size)
+{
+	struct npa_block key = { .stream = stream, .size = size, .ptr = NULL };
+
+	return RB_NFIND(npa_block_tree, &pool->blocks, &key);
+}
+
+struct npa_block *npa_block_get(struct npa_block_cache *c)
+{
+	struct npa_block *b = c->spare;
+
+	if (b != NULL)
+		c->spare = b->next;
+	else
+		b = malloc(sizeof(*b));
+	if (b != NULL) {
+		memset(b, 0, sizeof(*b));
+		b->mapped = true;
+	}
+	return b;
+}
+
+void npa_block_put(struct npa_block_cache *c, struct npa_block *b)
+{
+	free(b->uses);
+	b->next = c->spare;
+	c->spare = b;
+}
+
+void npa_block_cache_drain(struct npa_block_cache *c)
+{
+	while (c->spare != NULL) {
+		struct npa_block *b = c->spare;
+
+		c->spare = b->next;
+		free(b);
+	}
+}

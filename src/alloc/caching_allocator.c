@@ -1,0 +1,276 @@
+/*
+ * caching_allocator.c - the allocator over all devices (upstream
+ * NativeCachingAllocator): argument checks, the device locks, and finding
+ * which device a pointer belongs to.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caching_allocator_impl.h"
+
+static void set_err(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+}
+
+int npa_create(const struct npa_options *opt, struct npa **out)
+{
+	const struct npa_flavor *flavor = opt->flavor ? opt->flavor : &npa_flavor_npu;
+
+	*out = NULL;
+	if (opt->device_count <= 0)
+		return -EINVAL;
+	if (opt->conf.expandable_segments)
+		return -EOPNOTSUPP;
+	struct npa *a = calloc(1, sizeof(*a) + (size_t)opt->device_count * sizeof(a->dev[0]));
+	if (a == NULL)
+		return -ENOMEM;
+	a->flavor = flavor;
+	a->conf = opt->conf;
+	a->ndev = opt->device_count;
+	for (int i = 0; i < a->ndev; i++) {
+		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
+		if (rc < 0) {
+			a->ndev = i + 1;
+			npa_destroy(a, NULL);
+			return rc;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+size_t npa_destroy(struct npa *a, uint64_t *leaked_bytes)
+{
+	size_t leaks = 0;
+
+	if (leaked_bytes != NULL)
+		*leaked_bytes = 0;
+	if (a == NULL)
+		return 0;
+	for (int i = 0; i < a->ndev; i++)
+		leaks += npa_device_fini(&a->dev[i], leaked_bytes);
+	free(a);
+	return leaks;
+}
+
+const struct npa_flavor *npa_get_flavor(const struct npa *a)
+{
+	return a->flavor;
+}
+
+int npa_device_count(const struct npa *a)
+{
+	return a->ndev;
+}
+
+static struct npa_device *device_of(struct npa *a, int device)
+{
+	return device >= 0 && device < a->ndev ? &a->dev[device] : NULL;
+}
+
+int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
+	       char *err, size_t errlen)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	*ptr = NULL;
+	if (dev == NULL)
+		return -ENODEV;
+	if (size == 0)
+		return 0;
+	if (size >= (size_t)1 << 60) {
+		set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
+			? "CUDA out of memory. Tried to allocate more than 1EB memory."
+			: "NPU out of memory. Tried to allocate more than 1EB memory.");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&dev->lock);
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+/* The device holding `ptr` as an allocated block, returned locked. */
+static struct npa_device *lock_owner(struct npa *a, const void *ptr, struct npa_block **out)
+{
+	for (int i = 0; i < a->ndev; i++) {
+		struct npa_device *dev = &a->dev[i];
+
+		pthread_mutex_lock(&dev->lock);
+		*out = npa_device_find(dev, ptr);
+		if (*out != NULL)
+			return dev;
+		pthread_mutex_unlock(&dev->lock);
+	}
+	return NULL;
+}
+
+int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
+{
+	struct npa_block *b;
+	struct npa_device *dev;
+
+	if (ptr == NULL)
+		return 0;
+	dev = lock_owner(a, ptr, &b);
+	if (dev == NULL) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "invalid device pointer: %p", ptr);
+		return -EINVAL;
+	}
+	npa_device_free(dev, b);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
+{
+	struct npa_block *b;
+	struct npa_device *dev = lock_owner(a, ptr, &b);
+
+	if (dev == NULL)
+		return -EINVAL;
+	int rc = npa_record_stream_use(dev, b, stream);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+size_t npa_block_size(struct npa *a, const void *ptr)
+{
+	struct npa_block *b;
+	struct npa_device *dev = lock_owner(a, ptr, &b);
+
+	if (dev == NULL)
+		return 0;
+	size_t size = b->size;
+	pthread_mutex_unlock(&dev->lock);
+	return size;
+}
+
+/* Run `fn` on one device, or on each with device = -1. */
+static int for_devices(struct npa *a, int device, void (*fn)(struct npa_device *))
+{
+	int first = device < 0 ? 0 : device;
+	int last = device < 0 ? a->ndev - 1 : device;
+
+	if (device_of(a, first) == NULL || device < -1)
+		return -ENODEV;
+	for (int i = first; i <= last; i++) {
+		pthread_mutex_lock(&a->dev[i].lock);
+		fn(&a->dev[i]);
+		pthread_mutex_unlock(&a->dev[i].lock);
+	}
+	return 0;
+}
+
+static void empty_cache(struct npa_device *dev)
+{
+	npa_release_cached_blocks(dev);
+}
+
+static void reset_peak(struct npa_device *dev)
+{
+	npa_stats_reset_peak(&dev->stats);
+}
+
+static void reset_accumulated(struct npa_device *dev)
+{
+	npa_stats_reset_accumulated(&dev->stats);
+}
+
+int npa_empty_cache(struct npa *a, int device)
+{
+	return for_devices(a, device, empty_cache);
+}
+
+int npa_reset_peak_stats(struct npa *a, int device)
+{
+	return for_devices(a, device, reset_peak);
+}
+
+int npa_reset_accumulated_stats(struct npa *a, int device)
+{
+	return for_devices(a, device, reset_accumulated);
+}
+
+int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *err,
+			    size_t errlen)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	if (!(fraction >= 0.0 && fraction <= 1.0)) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "Invalid fraction value: %g. Allowed range: 0~1",
+				 fraction);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	int rc = npa_device_set_fraction(dev, fraction);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+double npa_get_memory_fraction(struct npa *a, int device)
+{
+	struct npa_device *dev = device_of(a, device);
+	size_t free, total;
+	double f = 1.0;
+
+	if (dev == NULL)
+		return 1.0;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->set_fraction && npa_device_mem_info(device, &free, &total) == 0 && total > 0)
+		f = (double)dev->allowed_memory_maximum / (double)total;
+	pthread_mutex_unlock(&dev->lock);
+	return f;
+}
+
+int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&dev->lock);
+	*out = dev->stats;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
+{
+	int first = device < 0 ? 0 : device;
+	int last = device < 0 ? a->ndev - 1 : device;
+
+	memset(out, 0, sizeof(*out));
+	if (device_of(a, first) == NULL || device < -1)
+		return -ENODEV;
+	for (int i = first; i <= last; i++) {
+		pthread_mutex_lock(&a->dev[i].lock);
+		int rc = npa_device_snapshot(&a->dev[i], out);
+		pthread_mutex_unlock(&a->dev[i].lock);
+		if (rc < 0) {
+			npa_snapshot_release(out);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int npa_check(struct npa *a, int device, char *err, size_t errlen)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&dev->lock);
+	int rc = npa_device_check(dev, err, errlen);
+	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}

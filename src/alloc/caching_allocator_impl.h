@@ -1,0 +1,16 @@
+/*
+ * caching_allocator_impl.h - the allocator object behind struct npa.
+ */
+#ifndef NPA_CACHING_ALLOCATOR_IMPL_H
+#define NPA_CACHING_ALLOCATOR_IMPL_H
+
+#include "device.h"
+
+struct npa {
+	const struct npa_flavor *flavor;
+	struct npa_conf conf;       /* read by devices under their lock */
+	int ndev;
+	struct npa_device dev[];
+};
+
+#endif /* NPA_CACHING_ALLOCATOR_IMPL_H */

@@ -1,0 +1,188 @@
+/*
+ * check.c - every invariant of one device, recomputed from the blocks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "device.h"
+#include "ptr_map.h"
+
+struct tally {
+	struct npa_stats st;   /* only .current and the oversize singles are filled */
+	size_t free_blocks;
+	size_t pending_events;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EFAULT;
+}
+
+static void add(struct npa_stat *arr, const struct npa_pool *pool, int64_t n)
+{
+	arr[NPA_STAT_ALL].current += n;
+	arr[pool->is_small ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL].current += n;
+}
+
+static void tally_block(const struct npa_device *dev, const struct npa_block *b, bool split,
+			struct tally *t)
+{
+	struct npa_stats *st = &t->st;
+	bool active = b->allocated || b->event_count > 0;
+
+	t->pending_events += (size_t)b->event_count;
+	if (b->allocated) {
+		add(st->allocation, b->pool, 1);
+		add(st->allocated_bytes, b->pool, (int64_t)b->size);
+		if (b->size >= dev->conf->max_split_size)
+			st->oversize_allocations.current++;
+	}
+	if (active) {
+		add(st->active, b->pool, 1);
+		add(st->active_bytes, b->pool, (int64_t)b->size);
+		add(st->requested_bytes, b->pool, (int64_t)b->requested_size);
+		return;
+	}
+	t->free_blocks++;
+	if (split) {
+		add(st->inactive_split, b->pool, 1);
+		add(st->inactive_split_bytes, b->pool, (int64_t)b->size);
+	}
+}
+
+static bool is_free(const struct npa_block *b)
+{
+	return b != NULL && !b->allocated && b->event_count == 0;
+}
+
+static int check_block(const struct npa_segment *seg, const struct npa_block *b,
+		       const char *expect_ptr, char *err, size_t errlen)
+{
+	if (b->ptr != expect_ptr)
+		return fail(err, errlen, "block %p of segment %p does not follow its neighbour",
+			    (void *)b->ptr, (void *)seg->ptr);
+	if (b->seg != seg || b->pool != seg->pool || b->stream != seg->stream)
+		return fail(err, errlen, "block %p disagrees with its segment", (void *)b->ptr);
+	if (b->next != NULL && b->next->prev != b)
+		return fail(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);
+	if (is_free(b) && is_free(b->next) && b->nuses == 0 && b->next->nuses == 0)
+		return fail(err, errlen, "free blocks %p and %p were not merged",
+			    (void *)b->ptr, (void *)b->next->ptr);
+	if (is_free(b) && RB_FIND(npa_block_tree, &b->pool->blocks, (struct npa_block *)b) != b)
+		return fail(err, errlen, "free block %p is not in its pool", (void *)b->ptr);
+	return 0;
+}
+
+static int check_segment(const struct npa_device *dev, const struct npa_segment *seg,
+			 struct tally *t, char *err, size_t errlen)
+{
+	const char *p = seg->ptr;
+	bool split = npa_block_is_split(seg->head);
+	int rc;
+
+	if (seg->head == NULL || seg->head->prev != NULL)
+		return fail(err, errlen, "segment %p: bad head block", (void *)seg->ptr);
+	for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
+		if ((rc = check_block(seg, b, p, err, errlen)) < 0)
+			return rc;
+		tally_block(dev, b, split, t);
+		p += b->size;
+	}
+	if (p != seg->ptr + seg->size)
+		return fail(err, errlen, "segment %p: blocks cover %td of %zu bytes",
+			    (void *)seg->ptr, p - seg->ptr, seg->size);
+	add(t->st.segment, seg->pool, 1);
+	add(t->st.reserved_bytes, seg->pool, (int64_t)seg->size);
+	if (seg->size >= dev->conf->max_split_size)
+		t->st.oversize_segments.current++;
+	return 0;
+}
+
+static int check_segments(const struct npa_device *dev, struct tally *t, char *err,
+			  size_t errlen)
+{
+	struct npa_segment *seg;
+	const char *end = NULL;
+	int rc;
+
+	RB_FOREACH(seg, npa_segment_tree, (struct npa_segment_tree *)&dev->segments) {
+		if (end != NULL && seg->ptr < end)
+			return fail(err, errlen, "segment %p overlaps the one before",
+				    (void *)seg->ptr);
+		if ((rc = check_segment(dev, seg, t, err, errlen)) < 0)
+			return rc;
+		end = seg->ptr + seg->size;
+	}
+	return 0;
+}
+
+static int check_pool(const struct npa_pool *pool, size_t *count, char *err, size_t errlen)
+{
+	struct npa_block *b;
+
+	RB_FOREACH(b, npa_block_tree, (struct npa_block_tree *)&pool->blocks) {
+		if (!is_free(b) || b->pool != pool)
+			return fail(err, errlen, "pool holds block %p that is not free there",
+				    (void *)b->ptr);
+		(*count)++;
+	}
+	return 0;
+}
+
+#define NPA_CHECK_ARRAY(name)                                                  \
+	for (int i = 0; i < NPA_STAT_TYPES; i++)                               \
+		if (t->st.name[i].current != st->name[i].current)              \
+			return fail(err, errlen,                               \
+				    #name ".%s.current is %" PRId64            \
+				    ", blocks say %" PRId64,                   \
+				    types[i], st->name[i].current,             \
+				    t->st.name[i].current);
+
+static int compare_stats(const struct npa_device *dev, const struct tally *t, char *err,
+			 size_t errlen)
+{
+	static const char *const types[] = NPA_STAT_TYPE_NAMES;
+	const struct npa_stats *st = &dev->stats;
+
+	NPA_STAT_ARRAYS(NPA_CHECK_ARRAY)
+	if (dev->oversize_exact &&
+	    (t->st.oversize_allocations.current != st->oversize_allocations.current ||
+	     t->st.oversize_segments.current != st->oversize_segments.current))
+		return fail(err, errlen, "oversize counters disagree with the blocks");
+	if ((int64_t)dev->total_allocated_memory != st->reserved_bytes[NPA_STAT_ALL].current)
+		return fail(err, errlen, "total_allocated_memory %zu != reserved_bytes %" PRId64,
+			    dev->total_allocated_memory, st->reserved_bytes[NPA_STAT_ALL].current);
+	return 0;
+}
+
+int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
+{
+	struct tally t = { 0 };
+	size_t pooled = 0;
+	int rc;
+
+	if ((rc = check_segments(dev, &t, err, errlen)) < 0 ||
+	    (rc = check_pool(&dev->small, &pooled, err, errlen)) < 0 ||
+	    (rc = check_pool(&dev->large, &pooled, err, errlen)) < 0 ||
+	    (rc = compare_stats(dev, &t, err, errlen)) < 0)
+		return rc;
+	if (pooled != t.free_blocks)
+		return fail(err, errlen, "pools hold %zu blocks, segments have %zu free",
+			    pooled, t.free_blocks);
+	if (HASH_COUNT(dev->allocated) != (unsigned)t.st.allocation[NPA_STAT_ALL].current)
+		return fail(err, errlen, "pointer map holds %u blocks, %" PRId64 " allocated",
+			    HASH_COUNT(dev->allocated), t.st.allocation[NPA_STAT_ALL].current);
+	if (t.pending_events != dev->events.pending)
+		return fail(err, errlen, "%zu events queued, blocks wait for %zu",
+			    dev->events.pending, t.pending_events);
+	return 0;
+}

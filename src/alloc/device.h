@@ -1,0 +1,102 @@
+/*
+ * device.h - one device's caching allocator (upstream DeviceCachingAllocator).
+ *
+ * Every function here expects the caller to hold dev->lock, except
+ * npa_device_init/npa_device_fini.
+ */
+#ifndef NPA_DEVICE_H
+#define NPA_DEVICE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <npumemfs/caching_allocator.h>
+
+#include "block.h"
+#include "stream_events.h"
+
+#define NPA_MIN_BLOCK_SIZE ((size_t)512)        /* kMinBlockSize */
+#define NPA_SMALL_SIZE ((size_t)1 << 20)        /* kSmallSize */
+#define NPA_SMALL_BUFFER ((size_t)2 << 20)      /* kSmallBuffer */
+#define NPA_MIN_LARGE_ALLOC ((size_t)10 << 20)  /* kMinLargeAlloc */
+#define NPA_ROUND_LARGE ((size_t)2 << 20)       /* kRoundLarge */
+
+struct npa_device {
+	pthread_mutex_t lock;
+	int id;
+	const struct npa_flavor *flavor;
+	const struct npa_conf *conf;   /* shared; changed only with every device locked */
+	struct npa_stats stats;
+	struct npa_pool small;
+	struct npa_pool large;
+	struct npa_segment_tree segments;
+	struct npa_block *allocated;   /* pointer map (uthash) */
+	struct npa_block_cache cache;
+	struct npa_event_queues events;
+	size_t total_allocated_memory; /* device bytes held */
+	bool set_fraction;
+	size_t allowed_memory_maximum;
+	bool oversize_exact;           /* max_split_size unchanged since creation */
+};
+
+/* A request on its way through the ladder (upstream AllocParams). */
+struct npa_alloc_params {
+	size_t size;        /* rounded */
+	size_t alloc_size;  /* segment size if a device malloc is needed */
+	aclrtStream stream;
+	struct npa_pool *pool;
+	struct npa_block *block;
+};
+
+int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,
+		    const struct npa_conf *conf);
+/* Releases everything; counts blocks still allocated. */
+size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes);
+
+/* size_class.c */
+size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);
+size_t npa_round_size(const struct npa_device *dev, size_t size);
+size_t npa_allocation_size(const struct npa_device *dev, size_t size);
+struct npa_pool *npa_pool_for(struct npa_device *dev, size_t size);
+
+/* device_stats.c */
+void npa_stat_update(struct npa_stat *arr, const struct npa_pool *pool, int64_t amount);
+void npa_stat_single_update(struct npa_stat *s, int64_t amount);
+void npa_stats_reset_peak(struct npa_stats *st);
+void npa_stats_reset_accumulated(struct npa_stats *st);
+
+/* device_memory.c: the device side (aclrtMalloc/aclrtFree and release paths). */
+int npa_device_enter(int device, int32_t *saved);
+void npa_device_leave(int32_t saved);
+int npa_device_mem_info(int device, size_t *free, size_t *total);
+int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_retry,
+		    char *err, size_t errlen);
+void npa_release_block(struct npa_device *dev, struct npa_block *b);
+bool npa_release_available_cached_blocks(struct npa_device *dev,
+					 const struct npa_alloc_params *p);
+void npa_release_cached_blocks(struct npa_device *dev);
+void npa_garbage_collect(struct npa_device *dev);
+bool npa_gc_enabled(const struct npa_device *dev);
+void npa_sync_device_if_flavor(struct npa_device *dev);
+int npa_device_set_fraction(struct npa_device *dev, double fraction);
+
+/* device_allocator.c: malloc, free and merging. */
+int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
+		      void **ptr, char *err, size_t errlen);
+void npa_device_free(struct npa_device *dev, struct npa_block *b);
+void npa_free_block(struct npa_device *dev, struct npa_block *b);
+struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr);
+
+/* oom_message.c */
+void npa_format_size(char *buf, size_t len, uint64_t size);
+void npa_oom_message(const struct npa_device *dev, size_t alloc_size, size_t dev_free,
+		     size_t dev_total, char *err, size_t errlen);
+
+/* snapshot.c */
+int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out);
+
+/* check.c */
+int npa_device_check(struct npa_device *dev, char *err, size_t errlen);
+
+#endif /* NPA_DEVICE_H */

@@ -1,0 +1,291 @@
+/*
+ * device_memory.c - where the allocator meets the device: segment malloc and
+ * free through ACL, the memory-fraction limit and the release paths of the
+ * retry ladder (upstream alloc_block, release_block, release_blocks,
+ * release_available_cached_blocks, release_cached_blocks,
+ * garbage_collect_cached_blocks).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "device.h"
+
+/* ACL's current device is per thread; the caller's is put back afterwards. */
+int npa_device_enter(int device, int32_t *saved)
+{
+	if (aclrtGetDevice(saved) != ACL_SUCCESS)
+		*saved = -1;
+	if (*saved == device)
+		return 0;
+	return aclrtSetDevice(device) == ACL_SUCCESS ? 0 : -ENODEV;
+}
+
+void npa_device_leave(int32_t saved)
+{
+	int32_t now;
+
+	if (saved >= 0 && aclrtGetDevice(&now) == ACL_SUCCESS && now != saved)
+		aclrtSetDevice(saved);
+}
+
+int npa_device_mem_info(int device, size_t *free, size_t *total)
+{
+	int32_t saved;
+	int rc = npa_device_enter(device, &saved);
+
+	if (rc == 0 && aclrtGetMemInfo(ACL_HBM_MEM, free, total) != ACL_SUCCESS)
+		rc = -ENODEV;
+	npa_device_leave(saved);
+	return rc;
+}
+
+void npa_sync_device_if_flavor(struct npa_device *dev)
+{
+	int32_t saved;
+
+	if (!dev->flavor->release_syncs_device)
+		return;
+	if (npa_device_enter(dev->id, &saved) == 0)
+		aclrtSynchronizeDevice();
+	npa_device_leave(saved);
+}
+
+int npa_device_set_fraction(struct npa_device *dev, double fraction)
+{
+	size_t free, total;
+	int rc = npa_device_mem_info(dev->id, &free, &total);
+
+	if (rc < 0)
+		return rc;
+	dev->allowed_memory_maximum = (size_t)(fraction * (double)total);
+	dev->set_fraction = fraction < 1.0;
+	return 0;
+}
+
+/* throw_on_npumalloc_oom: refuse up front what would pass the configured fraction. */
+static int preemptive_rejection(struct npa_device *dev, size_t size, char *err,
+				size_t errlen)
+{
+	size_t free, total;
+	char fs[32];
+
+	if (npa_device_mem_info(dev->id, &free, &total) < 0)
+		return 0;
+	size_t limit = (size_t)(dev->conf->per_process_memory_fraction * (double)total);
+	if (dev->total_allocated_memory + size <= limit)
+		return 0;
+	dev->stats.num_oom_rejections += 1;
+	npa_format_size(fs, sizeof(fs), size);
+	if (err != NULL)
+		snprintf(err, errlen,
+			 "%s out of memory. Allocation was preemptively rejected because it "
+			 "would exceed per_process_memory_fraction limit. Requested size: %s",
+			 dev->flavor->oom_style == NPA_OOM_CUDA ? "CUDA" : "NPU", fs);
+	return -ENOMEM;
+}
+
+static void *device_malloc(struct npa_device *dev, size_t size)
+{
+	int32_t saved;
+	void *ptr = NULL;
+
+	/* torch_npu allocates segments with AclrtMallocAlign32, HUGE_FIRST. */
+	if (npa_device_enter(dev->id, &saved) == 0 &&
+	    aclrtMallocAlign32(&ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+		ptr = NULL;
+	npa_device_leave(saved);
+	return ptr;
+}
+
+static void device_free(struct npa_device *dev, void *ptr)
+{
+	int32_t saved;
+
+	if (npa_device_enter(dev->id, &saved) == 0)
+		aclrtFree(ptr);
+	npa_device_leave(saved);
+}
+
+static struct npa_block *new_segment(struct npa_device *dev, struct npa_alloc_params *p,
+				     char *ptr)
+{
+	struct npa_segment *seg = malloc(sizeof(*seg));
+	struct npa_block *b = npa_block_get(&dev->cache);
+
+	if (seg == NULL || b == NULL) {
+		free(seg);
+		if (b != NULL)
+			npa_block_put(&dev->cache, b);
+		return NULL;
+	}
+	*seg = (struct npa_segment){ .ptr = ptr, .size = p->alloc_size, .stream = p->stream,
+				     .pool = p->pool, .head = b,
+				     .kind = NPA_SEGMENT_DEVICE_MALLOC };
+	b->ptr = ptr;
+	b->size = p->alloc_size;
+	b->stream = p->stream;
+	b->pool = p->pool;
+	b->seg = seg;
+	RB_INSERT(npa_segment_tree, &dev->segments, seg);
+	return b;
+}
+
+/* 1: p->block is a new segment; 0: no memory (go on down the ladder); <0: give up. */
+int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_retry,
+		    char *err, size_t errlen)
+{
+	size_t size = p->alloc_size;
+
+	if (is_retry)
+		dev->stats.num_alloc_retries += 1;
+	if (dev->conf->throw_on_npumalloc_oom) {
+		int rc = preemptive_rejection(dev, size, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	if (dev->set_fraction && dev->total_allocated_memory + size > dev->allowed_memory_maximum)
+		return 0;
+	char *ptr = device_malloc(dev, size);
+	if (ptr == NULL)
+		return 0;
+	p->block = new_segment(dev, p, ptr);
+	if (p->block == NULL) {
+		device_free(dev, ptr);
+		if (err != NULL)
+			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
+		return -ENOMEM;
+	}
+	dev->total_allocated_memory += size;
+	npa_stat_update(dev->stats.segment, p->pool, 1);
+	npa_stat_update(dev->stats.reserved_bytes, p->pool, (int64_t)size);
+	if (size >= dev->conf->max_split_size)
+		npa_stat_single_update(&dev->stats.oversize_segments, 1);
+	dev->stats.num_device_alloc += 1;
+	return 1;
+}
+
+/* Give a whole free segment (a pool block with no neighbours) back to the device. */
+void npa_release_block(struct npa_device *dev, struct npa_block *b)
+{
+	struct npa_segment *seg = b->seg;
+	size_t size = b->size;
+
+	device_free(dev, b->ptr);
+	dev->total_allocated_memory -= size;
+	npa_stat_update(dev->stats.segment, b->pool, -1);
+	npa_stat_update(dev->stats.reserved_bytes, b->pool, -(int64_t)size);
+	if (size >= dev->conf->max_split_size)
+		npa_stat_single_update(&dev->stats.oversize_segments, -1);
+	dev->stats.num_device_free += 1;
+	npa_pool_remove(b->pool, b);
+	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
+	free(seg);
+	npa_block_put(&dev->cache, b);
+}
+
+static void release_blocks(struct npa_device *dev, struct npa_pool *pool)
+{
+	struct npa_block *b, *next;
+
+	for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
+		next = RB_NEXT(npa_block_tree, &pool->blocks, b);
+		if (!npa_block_is_split(b))
+			npa_release_block(dev, b);
+	}
+}
+
+void npa_release_cached_blocks(struct npa_device *dev)
+{
+	npa_sync_device_if_flavor(dev);
+	npa_synchronize_and_free_events(dev);
+	release_blocks(dev, &dev->large);
+	release_blocks(dev, &dev->small);
+}
+
+/*
+ * Only with max_split_size set: free one cached oversize block big enough,
+ * or the largest oversize blocks of the stream until enough is freed.
+ */
+bool npa_release_available_cached_blocks(struct npa_device *dev,
+					 const struct npa_alloc_params *p)
+{
+	size_t max_split = dev->conf->max_split_size;
+
+	if (max_split == SIZE_MAX)
+		return false;
+	size_t key = p->size < max_split ? max_split : p->size;
+	struct npa_block_tree *tree = &p->pool->blocks;
+	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key);
+
+	npa_sync_device_if_flavor(dev);
+	if (it != NULL && it->stream == p->stream) {
+		npa_release_block(dev, it);
+		return true;
+	}
+	it = it != NULL ? RB_PREV(npa_block_tree, tree, it) : RB_MAX(npa_block_tree, tree);
+	size_t released = 0;
+	while (it != NULL && released < key && it->size >= max_split &&
+	       it->stream == p->stream) {
+		struct npa_block *cur = it;
+
+		it = RB_PREV(npa_block_tree, tree, cur);
+		released += cur->size;
+		npa_release_block(dev, cur);
+	}
+	return released >= key;
+}
+
+bool npa_gc_enabled(const struct npa_device *dev)
+{
+	return dev->set_fraction && dev->conf->garbage_collection_threshold > 0.0;
+}
+
+static uint64_t gc_age(const struct npa_pool *pool, const struct npa_block *b)
+{
+	return pool->gc_calls - b->gc_base;
+}
+
+/*
+ * Free unsplit cached large blocks, oldest first (age >= the average),
+ * until reserved memory drops under threshold * allowed.
+ */
+void npa_garbage_collect(struct npa_device *dev)
+{
+	struct npa_pool *pool = &dev->large;
+	size_t threshold = (size_t)(dev->conf->garbage_collection_threshold *
+				    (double)dev->allowed_memory_maximum);
+	struct npa_block *b, *next;
+
+	if (dev->total_allocated_memory <= threshold)
+		return;
+	size_t target = dev->total_allocated_memory - threshold;
+	double total_age = 0.0;
+	long count = 0;
+	RB_FOREACH(b, npa_block_tree, &pool->blocks) {
+		if (!npa_block_is_split(b)) {
+			total_age += (double)gc_age(pool, b);
+			count++;
+		}
+	}
+	if (count == 0)
+		return;
+	npa_sync_device_if_flavor(dev);
+	size_t reclaimed = 0;
+	bool freed = true;
+	while (reclaimed < target && freed && count > 0) {
+		double age_threshold = total_age / (double)count;
+
+		freed = false;
+		for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
+			next = RB_NEXT(npa_block_tree, &pool->blocks, b);
+			if (npa_block_is_split(b) || (double)gc_age(pool, b) < age_threshold)
+				continue;
+			freed = true;
+			reclaimed += b->size;
+			total_age -= (double)gc_age(pool, b);
+			count--;
+			npa_release_block(dev, b);
+		}
+	}
+}

@@ -1,0 +1,102 @@
+/*
+ * snapshot.c - a copy of the segments and blocks (upstream snapshot()).
+ *
+ * Copied under the device lock in one pass; nothing is formatted here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <npumemfs/npusim.h>
+
+#include "device.h"
+
+const char *npa_block_state_name(enum npa_block_state state)
+{
+	switch (state) {
+	case NPA_BLOCK_ACTIVE_ALLOCATED:
+		return "active_allocated";
+	case NPA_BLOCK_ACTIVE_PENDING_FREE:
+		return "active_pending_free";
+	case NPA_BLOCK_INACTIVE:
+		break;
+	}
+	return "inactive";
+}
+
+void npa_snapshot_release(struct npa_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nsegments; i++)
+		free(snap->segments[i].blocks);
+	free(snap->segments);
+	snap->segments = NULL;
+	snap->nsegments = 0;
+}
+
+static enum npa_block_state block_state(const struct npa_device *dev,
+					const struct npa_block *b)
+{
+	if (b->allocated)
+		return NPA_BLOCK_ACTIVE_ALLOCATED;
+	if (b->event_count > 0 || (!dev->flavor->pending_ignores_stream_uses && b->nuses > 0))
+		return NPA_BLOCK_ACTIVE_PENDING_FREE;
+	return NPA_BLOCK_INACTIVE;
+}
+
+static int copy_segment(const struct npa_device *dev, const struct npa_segment *seg,
+			struct npa_segment_info *out)
+{
+	size_t n = 0;
+
+	for (const struct npa_block *b = seg->head; b != NULL; b = b->next)
+		n++;
+	*out = (struct npa_segment_info){
+		.device = dev->id,
+		.address = (uint64_t)(uintptr_t)seg->ptr,
+		.stream = npusim_stream_id(seg->stream),
+		.is_large = !seg->pool->is_small,
+		.is_expandable = false,
+		.blocks = calloc(n, sizeof(*out->blocks)),
+	};
+	if (out->blocks == NULL)
+		return -ENOMEM;
+	for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
+		struct npa_block_info *bi = &out->blocks[out->nblocks++];
+
+		bi->address = (uint64_t)(uintptr_t)b->ptr;
+		bi->size = b->size;
+		bi->requested_size = b->requested_size;
+		bi->state = block_state(dev, b);
+		out->total_size += b->size;
+		if (bi->state == NPA_BLOCK_ACTIVE_ALLOCATED)
+			out->allocated_size += b->size;
+		if (bi->state != NPA_BLOCK_INACTIVE) {
+			out->active_size += b->size;
+			out->requested_size += b->requested_size;
+		}
+	}
+	return 0;
+}
+
+/* Appends this device's segments, in address order, to `out`. */
+int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
+{
+	struct npa_segment *seg;
+	size_t n = 0;
+
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
+		n++;
+	if (n == 0)
+		return 0;
+	struct npa_segment_info *segs =
+		realloc(out->segments, (out->nsegments + n) * sizeof(*segs));
+	if (segs == NULL)
+		return -ENOMEM;
+	out->segments = segs;
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
+		int rc = copy_segment(dev, seg, &out->segments[out->nsegments]);
+		if (rc < 0)
+			return rc;
+		out->nsegments++;
+	}
+	return 0;
+}

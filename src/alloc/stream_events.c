@@ -1,0 +1,168 @@
+/*
+ * stream_events.c - record_stream and the deferred free it causes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "device.h"
+
+void npa_event_queues_fini(struct npa_event_queues *qs)
+{
+	for (size_t i = 0; i < qs->n; i++) {
+		struct npa_pending *e = qs->q[i].head;
+
+		while (e != NULL) {
+			struct npa_pending *next = e->next;
+
+			aclrtDestroyEvent(e->event);
+			free(e);
+			e = next;
+		}
+	}
+	free(qs->q);
+	*qs = (struct npa_event_queues){ 0 };
+}
+
+static bool uses_stream(const struct npa_block *b, aclrtStream stream)
+{
+	for (unsigned i = 0; i < b->nuses; i++)
+		if (b->uses[i] == stream)
+			return true;
+	return false;
+}
+
+int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStream stream)
+{
+	/* CUDA skips the allocation stream; torch_npu records it anyway. */
+	if (stream == b->stream && !dev->flavor->record_stream_on_alloc_stream)
+		return 0;
+	if (uses_stream(b, stream))
+		return 0;
+	if (b->nuses == b->uses_cap) {
+		unsigned cap = b->uses_cap ? 2 * b->uses_cap : 4;
+		aclrtStream *uses = realloc(b->uses, cap * sizeof(*uses));
+
+		if (uses == NULL)
+			return -ENOMEM;
+		b->uses = uses;
+		b->uses_cap = cap;
+	}
+	b->uses[b->nuses++] = stream;
+	return 0;
+}
+
+static struct npa_event_queue *queue_for(struct npa_event_queues *qs, aclrtStream stream)
+{
+	for (size_t i = 0; i < qs->n; i++)
+		if (qs->q[i].stream == stream)
+			return &qs->q[i];
+	if (qs->n == qs->cap) {
+		size_t cap = qs->cap ? 2 * qs->cap : 4;
+		struct npa_event_queue *q = realloc(qs->q, cap * sizeof(*q));
+
+		if (q == NULL)
+			return NULL;
+		qs->q = q;
+		qs->cap = cap;
+	}
+	qs->q[qs->n] = (struct npa_event_queue){ .stream = stream };
+	return &qs->q[qs->n++];
+}
+
+static int record_one(struct npa_device *dev, struct npa_block *b, aclrtStream stream)
+{
+	struct npa_event_queue *q = queue_for(&dev->events, stream);
+	struct npa_pending *e = malloc(sizeof(*e));
+
+	if (q == NULL || e == NULL) {
+		free(e);
+		return -ENOMEM;
+	}
+	if (aclrtCreateEvent(&e->event) != ACL_SUCCESS) {
+		free(e);
+		return -ENODEV;
+	}
+	if (aclrtRecordEvent(e->event, stream) != ACL_SUCCESS) {
+		aclrtDestroyEvent(e->event);
+		free(e);
+		return -ENODEV;
+	}
+	e->block = b;
+	e->next = NULL;
+	if (q->tail != NULL)
+		q->tail->next = e;
+	else
+		q->head = e;
+	q->tail = e;
+	b->event_count++;
+	dev->events.pending++;
+	return 0;
+}
+
+/*
+ * A stream the device cannot record on is dropped (there is no work on it
+ * to wait for); if no event could be recorded at all the block is freed now.
+ */
+int npa_insert_events(struct npa_device *dev, struct npa_block *b)
+{
+	int32_t saved;
+	int rc = npa_device_enter(dev->id, &saved);
+
+	for (unsigned i = 0; rc == 0 && i < b->nuses; i++)
+		record_one(dev, b, b->uses[i]);
+	npa_device_leave(saved);
+	b->nuses = 0;
+	if (b->event_count == 0)
+		npa_free_block(dev, b);
+	return rc;
+}
+
+static void complete(struct npa_device *dev, struct npa_event_queue *q)
+{
+	struct npa_pending *e = q->head;
+	struct npa_block *b = e->block;
+
+	q->head = e->next;
+	if (q->head == NULL)
+		q->tail = NULL;
+	aclrtDestroyEvent(e->event);
+	free(e);
+	dev->events.pending--;
+	if (--b->event_count == 0)
+		npa_free_block(dev, b);
+}
+
+static bool event_done(aclrtEvent event)
+{
+	aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+
+	/* An event the device no longer knows cannot hold a block forever. */
+	if (aclrtQueryEventStatus(event, &st) != ACL_SUCCESS)
+		return true;
+	return st == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+}
+
+void npa_process_events(struct npa_device *dev)
+{
+	if (dev->events.pending == 0)
+		return;
+	for (size_t i = 0; i < dev->events.n; i++) {
+		struct npa_event_queue *q = &dev->events.q[i];
+
+		while (q->head != NULL && event_done(q->head->event))
+			complete(dev, q);
+	}
+}
+
+void npa_synchronize_and_free_events(struct npa_device *dev)
+{
+	for (size_t i = 0; i < dev->events.n; i++) {
+		struct npa_event_queue *q = &dev->events.q[i];
+
+		while (q->head != NULL) {
+			aclrtSynchronizeEvent(q->head->event);
+			complete(dev, q);
+		}
+	}
+	dev->stats.num_sync_all_streams += 1;
+}
