@@ -1,0 +1,76 @@
+/*
+ * alloc_fixture.c - set-up and small helpers shared by the allocator tests.
+ */
+#include "alloc_fixture.h"
+
+struct npa *fx_start_conf(const struct npa_flavor *flavor, uint64_t capacity,
+			  void (*tweak)(struct npa_conf *conf))
+{
+	struct npusim_config cfg;
+	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
+	struct npa *a = NULL;
+
+	npusim_config_default(&cfg, 1, capacity);
+	assert_int_equal(npusim_init(&cfg), 0);
+	npa_conf_default(&opt.conf, flavor);
+	if (tweak != NULL)
+		tweak(&opt.conf);
+	assert_int_equal(npa_create(&opt, &a), 0);
+	return a;
+}
+
+struct npa *fx_start(const struct npa_flavor *flavor, uint64_t capacity)
+{
+	return fx_start_conf(flavor, capacity, NULL);
+}
+
+void fx_check(struct npa *a)
+{
+	char err[NPA_ERRLEN] = "";
+	int rc = npa_check(a, 0, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("npa_check: %s", err);
+}
+
+void fx_stop(struct npa *a)
+{
+	uint64_t leaked = 1;
+
+	fx_check(a);
+	assert_int_equal(npa_destroy(a, &leaked), 0);
+	assert_int_equal(leaked, 0);
+	npusim_shutdown();
+}
+
+struct npa_stats fx_stats(struct npa *a)
+{
+	struct npa_stats st;
+
+	assert_int_equal(npa_get_stats(a, 0, &st), 0);
+	return st;
+}
+
+void *fx_malloc(struct npa *a, size_t size, aclrtStream stream)
+{
+	char err[NPA_ERRLEN] = "";
+	void *p = NULL;
+	int rc = npa_malloc(a, 0, size, stream, &p, err, sizeof(err));
+
+	if (rc != 0)
+		fail_msg("npa_malloc(%zu): %d %s", size, rc, err);
+	return p;
+}
+
+void fx_free(struct npa *a, void *ptr)
+{
+	assert_int_equal(npa_free(a, ptr, NULL, 0), 0);
+}
+
+struct npusim_counters fx_device(void)
+{
+	struct npusim_counters c;
+
+	assert_int_equal(npusim_device_counters(0, &c), 0);
+	return c;
+}

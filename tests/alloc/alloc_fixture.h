@@ -1,0 +1,47 @@
+/*
+ * alloc_fixture.h - a fresh simulated NPU and allocator for each test.
+ */
+#ifndef ALLOC_FIXTURE_H
+#define ALLOC_FIXTURE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/npusim.h>
+
+#define KiB ((size_t)1 << 10)
+#define MiB ((size_t)1 << 20)
+#define GiB ((size_t)1 << 30)
+
+/* The flavor a test runs with, from cmocka's initial state. */
+#define FLAVOR(state) ((const struct npa_flavor *)*(state))
+/* One test function, run once per flavor. */
+#define BOTH_FLAVORS(fn)                                                       \
+	{ #fn " (npu)", fn, NULL, NULL, (void *)&npa_flavor_npu },             \
+	{ #fn " (cuda)", fn, NULL, NULL, (void *)&npa_flavor_cuda }
+
+/* Start one device of `capacity` bytes (2 MiB pages) and an allocator on it. */
+struct npa *fx_start(const struct npa_flavor *flavor, uint64_t capacity);
+/* Same, with settings changed by `tweak` after the flavor's defaults. */
+struct npa *fx_start_conf(const struct npa_flavor *flavor, uint64_t capacity,
+			  void (*tweak)(struct npa_conf *conf));
+/* Check invariants, destroy (asserting no leaks) and shut the device down. */
+void fx_stop(struct npa *a);
+
+struct npa_stats fx_stats(struct npa *a);
+void *fx_malloc(struct npa *a, size_t size, aclrtStream stream);
+void fx_free(struct npa *a, void *ptr);
+void fx_check(struct npa *a);
+/* Device counters of device 0. */
+struct npusim_counters fx_device(void);
+
+#define ALL NPA_STAT_ALL
+#define SMALL NPA_STAT_SMALL_POOL
+#define LARGE NPA_STAT_LARGE_POOL
+
+#endif /* ALLOC_FIXTURE_H */
