@@ -9,12 +9,22 @@
  *     sync [STREAM]
  *     empty_cache
  *     reset_peak | reset_accumulated
- *     fraction F [device=D]
- * A whole trace is checked before any of it runs (unknown command, missing
- * or bad field, an ID allocated twice, a free of an unknown ID), so a bad
- * trace changes nothing. An OOM while replaying is not an error: upstream
- * counts it, the ID stays unallocated (a later free of it is skipped) and
+ *     fraction F [device=D]                  0 <= F <= 1, as upstream allows
+ * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
+ * integers >= 0 (0 is the default stream); devices are 0..15.
+ *
+ * A whole trace is checked before any of it runs (unknown command, missing,
+ * extra or bad field, an ID allocated twice while live, a free or
+ * record_stream of an ID that is not live), so a bad trace changes nothing.
+ * An OOM while replaying is not an error: the allocator counts it, the ID
+ * stays unallocated (a later free or record_stream of it is skipped) and
  * the replay goes on.
+ *
+ * Replay: device D is the allocator's device D; stream S > 0 is an
+ * aclrtStream created on first use for (D, S); stream 0 is the default
+ * stream. record_stream launches open-ended work on the stream before
+ * recording it, so the block freed later stays pending until `sync S` or a
+ * bare `sync` (every device) completes that work.
  */
 #ifndef NPUMEMFS_REPLAY_H
 #define NPUMEMFS_REPLAY_H
@@ -28,6 +38,7 @@
 #include "caching_allocator.h"
 
 #define WL_ERRLEN 512
+#define WL_MAX_DEVICES 16
 
 enum wl_op {
 	WL_ALLOC,
@@ -40,28 +51,34 @@ enum wl_op {
 	WL_FRACTION,
 };
 
+/* One event, resolved at parse time so a replay does no lookups. */
 struct wl_event {
-	enum wl_op op;
-	unsigned line;     /* line number in the trace file */
-	int device;        /* alloc, fraction; -1 = all (sync, empty_cache) */
-	int stream;        /* alloc, record_stream, sync (-1: all streams) */
+	union {
+		uint64_t size;     /* alloc */
+		double fraction;   /* fraction */
+	};
 	uint32_t slot;     /* dense index of the trace ID (alloc, free, record_stream) */
-	uint64_t size;     /* alloc */
-	double fraction;   /* fraction */
+	uint32_t line;     /* line number in the trace file */
+	uint16_t op;       /* enum wl_op */
+	int16_t device;    /* alloc, fraction, and record_stream (the ID's device) */
+	int32_t stream;    /* dense stream index (0 = default); sync: -1 = all */
 };
 
 struct wl_trace {
-	char *name;        /* file name used in messages ("-" for stdin) */
+	char *name;          /* file name used in messages ("-" for stdin) */
 	struct wl_event *events;
 	size_t nevents;
-	uint32_t nslots;   /* number of distinct IDs */
-	int max_device;    /* highest device named, 0 if none */
-	int max_stream;    /* highest stream named */
+	uint32_t nslots;     /* number of distinct IDs */
+	uint32_t nstreams;   /* distinct streams named, stream 0 included */
+	long *stream_number; /* [nstreams]: the trace's number of each dense stream */
+	int max_device;      /* highest device named, 0 if none */
+	long max_stream;     /* highest stream number named */
 };
 
 /*
  * Parse a whole trace. On a bad line return -EINVAL with
- * "TRACE:LINE: reason" in err; -errno if the file cannot be read.
+ * "TRACE:LINE: reason" in err; -errno with "TRACE: reason" if the file
+ * cannot be read. `path` "-" reads stdin.
  */
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
@@ -69,27 +86,40 @@ int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 void wl_trace_free(struct wl_trace *t);
 
 struct wl_replay_counters {
-	uint64_t events;      /* events carried out */
-	uint64_t allocs;
+	uint64_t events;        /* events carried out, over every run */
+	uint64_t allocs;        /* successful allocations */
 	uint64_t frees;
-	uint64_t ooms;        /* allocations refused by the allocator */
+	uint64_t ooms;          /* allocations refused by the allocator */
 	uint64_t skipped_frees; /* frees of IDs whose allocation failed */
+	uint64_t skipped_record_streams; /* record_stream of such IDs */
+	size_t position;        /* index of the next event to run */
 };
 
 struct wl_replay;
 
-/* A replay state (ID table, streams) driving allocator `a`. */
-int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out);
 /*
- * Run events [from, to) of the trace. Stops early, returning -ECANCELED,
- * when *stop becomes true; progress counts events done. Returns 0 or a
- * negative errno with "TRACE:LINE: reason" in err.
+ * A replay state (ID table, streams) driving allocator `a`. Fails with
+ * -EINVAL and "TRACE:LINE: device 3 does not exist (2 devices)" if the
+ * trace names a device the allocator does not have. The trace must outlive
+ * the replay.
+ */
+int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
+		  char *err, size_t errlen);
+/* Run npa_check on every device the trace uses after each event (slow). */
+void wl_replay_set_check(struct wl_replay *r, bool check);
+/*
+ * Run events [from, to) of the trace (to is clamped to the trace's end).
+ * Stops early, returning -ECANCELED, when *stop (may be NULL) becomes true;
+ * counters.position says where it stopped. Returns 0, or a negative errno
+ * with "TRACE:LINE: reason" in err for an allocator or runtime failure
+ * other than OOM.
  */
 int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 		  const atomic_bool *stop, char *err, size_t errlen);
 /* Free every allocation the replay still holds (end of a loop). */
 void wl_replay_release_all(struct wl_replay *r);
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out);
+/* Destroys the streams; frees nothing in the allocator (release_all first). */
 void wl_replay_free(struct wl_replay *r);
 
 #endif /* NPUMEMFS_REPLAY_H */

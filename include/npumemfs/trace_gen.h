@@ -1,0 +1,46 @@
+/*
+ * trace_gen.h - synthetic allocation traces, in the replay format.
+ *
+ * Deterministic: the same kind, seed and steps give the same text, byte for
+ * byte, on every machine (the PRNG is our own, not libc's).
+ *
+ *   training  a transformer-training loop: parameters once, optimizer state
+ *             at the first step, per-step activations layer by layer with a
+ *             drifting sequence length, freed in reverse by the backward
+ *             pass, gradients until zero_grad, a prefetch stream and a
+ *             gradient all-reduce stream with record_stream and sync.
+ *             `steps` is training steps. Peak a few GiB.
+ *   churn     small-size churn: allocations of 512 B to 1 MiB (log-uniform),
+ *             random frees, a live set that settles at 750 (at most
+ *             1000). `steps` is events.
+ *   random    RMM's random_allocations: sizes uniform in [1, 64 MiB],
+ *             allocate with probability 73% while below the target live
+ *             count and byte budget, else free a random live allocation.
+ *             `steps` is events.
+ */
+#ifndef NPUMEMFS_TRACE_GEN_H
+#define NPUMEMFS_TRACE_GEN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum wl_gen_kind {
+	WL_GEN_TRAINING,
+	WL_GEN_CHURN,
+	WL_GEN_RANDOM,
+};
+
+struct wl_gen_options {
+	uint64_t seed;
+	unsigned steps; /* 0: the kind's default */
+};
+
+/* The kind called `name` ("training", "churn", "random"): 0 or -EINVAL. */
+int wl_gen_kind_find(const char *name, enum wl_gen_kind *out);
+const char *wl_gen_kind_name(enum wl_gen_kind kind);
+unsigned wl_gen_default_steps(enum wl_gen_kind kind);
+
+/* Write the trace to `out`. 0, -ENOMEM, or -EIO if writing failed. */
+int wl_gen_write(enum wl_gen_kind kind, const struct wl_gen_options *opt, FILE *out);
+
+#endif /* NPUMEMFS_TRACE_GEN_H */

@@ -1,0 +1,330 @@
+/*
+ * npumem_replay.c - replay an allocation trace offline and print a report.
+ *
+ *     npumem-replay [--config FILE] [--flavor npu|cuda] [--alloc-conf STR]
+ *                   [--device-capacity SIZE] [--devices N]
+ *                   [--format stats|json|summary|snapshot] [--check] TRACE
+ *
+ * The simulator, the allocator and the replay are the daemon's own, so a
+ * trace gives here the numbers a mount would show. Exit status: 0 (OOMs
+ * included: they are results, not errors), 2 for a bad option, value,
+ * configuration or trace line, 1 if the allocator or runtime failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/config.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/replay.h>
+#include <npumemfs/report.h>
+#include <npumemfs/size_parse.h>
+
+#define EXIT_USAGE 2
+#define ERRLEN 1024
+/* parse_option: --help or --version was served, exit 0. */
+#define DONE 256
+/* parse_args: the options are good, go on. */
+#define GO_ON (-1)
+
+enum format { FORMAT_STATS, FORMAT_JSON, FORMAT_SUMMARY, FORMAT_SNAPSHOT };
+
+static const char *const format_names[] = { "stats", "json", "summary", "snapshot" };
+
+struct cli {
+	const char *config;
+	const char *flavor;
+	const char *alloc_conf;
+	uint64_t capacity;  /* 0: from the configuration */
+	int devices;        /* 0: from the configuration, or enough for the trace */
+	enum format format;
+	bool check;
+	const char *trace;
+};
+
+struct run {
+	struct nmfs_config cfg;
+	struct wl_trace *trace;
+	bool sim_up;
+	struct npa *alloc;
+	struct wl_replay *replay;
+	char err[ERRLEN];
+};
+
+static const char usage[] =
+	"Usage: npumem-replay [OPTION]... TRACE\n"
+	"Replay an allocation trace against the caching allocator on a simulated\n"
+	"NPU and print a report for device 0 (TRACE '-' reads standard input).\n"
+	"\n"
+	"  --config FILE           read the device and allocator settings of an npumemfs ini\n"
+	"  --flavor npu|cuda       which upstream allocator to imitate (default npu)\n"
+	"  --alloc-conf STR        PYTORCH_NPU_ALLOC_CONF settings, after the ini's\n"
+	"  --device-capacity SIZE  bytes per device, or with KiB/MiB/GiB (default 32GiB)\n"
+	"  --devices N             number of devices (default: the ini's, or what the trace names)\n"
+	"  --format FORMAT         stats, json, summary (default) or snapshot\n"
+	"  --check                 check the allocator's invariants after every event (slow)\n"
+	"  --help                  show this text\n"
+	"  --version               show the version\n";
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("npumem-replay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_format(const char *s, enum format *out)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (strcmp(s, format_names[i]) == 0) {
+			*out = (enum format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_devices(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	v = strtol(s, &end, 10);
+	if (*end || v < 1 || v > NPUSIM_MAX_DEVICES)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* One option: 0, DONE after --help or --version, or EXIT_USAGE. */
+static int parse_option(struct cli *cli, int c, const char *arg)
+{
+	switch (c) {
+	case 'c': cli->config = arg; return 0;
+	case 'f':
+		if (npa_flavor_find(arg) == NULL)
+			return usage_error("unknown flavor '%s' (npu or cuda)", arg);
+		cli->flavor = arg;
+		return 0;
+	case 'a': cli->alloc_conf = arg; return 0;
+	case 'C':
+		if (npa_parse_size(arg, &cli->capacity) != 0 || cli->capacity == 0)
+			return usage_error("bad device capacity '%s'", arg);
+		return 0;
+	case 'd':
+		if (parse_devices(arg, &cli->devices) != 0)
+			return usage_error("bad device count '%s' (1..%d)", arg,
+					   NPUSIM_MAX_DEVICES);
+		return 0;
+	case 'F':
+		if (parse_format(arg, &cli->format) != 0)
+			return usage_error("unknown format '%s' (stats, json, summary or snapshot)",
+					   arg);
+		return 0;
+	case 'k': cli->check = true; return 0;
+	case 'h': fputs(usage, stdout); return DONE;
+	case 'V': printf("npumem-replay %s\n", PROJECT_VERSION); return DONE;
+	default: return EXIT_USAGE;
+	}
+}
+
+/* GO_ON, or the exit status to stop with (0 after --help or --version). */
+static int parse_args(int argc, char **argv, struct cli *cli)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "flavor", required_argument, NULL, 'f' },
+		{ "alloc-conf", required_argument, NULL, 'a' },
+		{ "device-capacity", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "check", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	cli->format = FORMAT_SUMMARY;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if ((rc = parse_option(cli, c, optarg)) != 0)
+			return rc == DONE ? EXIT_SUCCESS : rc;
+	}
+	if (optind != argc - 1)
+		return usage_error("expected one TRACE; see --help");
+	cli->trace = argv[optind];
+	return GO_ON;
+}
+
+/* The ini, then the command line over it. */
+static int configure(struct run *r, const struct cli *cli)
+{
+	nmfs_config_default(&r->cfg);
+	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err)))
+		return usage_error("%s", r->err);
+	if (cli->flavor)
+		r->cfg.flavor = npa_flavor_find(cli->flavor);
+	if (cli->capacity)
+		r->cfg.capacity = cli->capacity;
+	if (cli->devices)
+		r->cfg.device_count = cli->devices;
+	else if (!cli->config && r->trace->max_device + 1 > r->cfg.device_count)
+		r->cfg.device_count = r->trace->max_device + 1;
+	return 0;
+}
+
+static int start_simulator(struct run *r)
+{
+	struct npusim_config sc;
+	int rc;
+
+	npusim_config_default(&sc, r->cfg.device_count, r->cfg.capacity);
+	for (int d = 0; d < sc.device_count; d++) {
+		sc.device[d].page_size = r->cfg.page_size;
+		sc.device[d].malloc_latency_us = r->cfg.malloc_latency_us;
+		sc.device[d].free_latency_us = r->cfg.free_latency_us;
+	}
+	if ((rc = npusim_init(&sc)) != 0)
+		return usage_error("cannot start the simulated NPU: %s", strerror(-rc));
+	r->sim_up = true;
+	return 0;
+}
+
+static int start_allocator(struct run *r, const struct cli *cli)
+{
+	struct npa_options opt = { .flavor = r->cfg.flavor, .device_count = r->cfg.device_count };
+	int rc = 0;
+
+	npa_conf_default(&opt.conf, opt.flavor);
+	if (r->cfg.alloc_conf[0])
+		rc = npa_conf_parse(&opt.conf, opt.flavor, r->cfg.alloc_conf, NPA_ORIGIN_INI,
+				    r->err, sizeof(r->err));
+	if (rc == 0 && cli->alloc_conf)
+		rc = npa_conf_parse(&opt.conf, opt.flavor, cli->alloc_conf, NPA_ORIGIN_CLI,
+				    r->err, sizeof(r->err));
+	if (rc)
+		return usage_error("%s", r->err);
+	if ((rc = npa_create(&opt, &r->alloc)) != 0)
+		return usage_error("cannot create the allocator: %s", strerror(-rc));
+	if (wl_replay_new(r->alloc, r->trace, &r->replay, r->err, sizeof(r->err)) != 0)
+		return usage_error("%s", r->err);
+	wl_replay_set_check(r->replay, cli->check);
+	return 0;
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int replay(struct run *r)
+{
+	struct wl_replay_counters c;
+	double start = seconds_now(), elapsed;
+	int rc = wl_replay_run(r->replay, 0, r->trace->nevents, NULL, r->err, sizeof(r->err));
+
+	elapsed = seconds_now() - start;
+	wl_replay_counters(r->replay, &c);
+	if (rc) {
+		fprintf(stderr, "%s\n", r->err);
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "npumem-replay: %llu events in %.3f s (%.0f events/s), %llu OOMs\n",
+		(unsigned long long)c.events, elapsed,
+		elapsed > 0 ? (double)c.events / elapsed : 0.0, (unsigned long long)c.ooms);
+	return 0;
+}
+
+static int format_report(struct run *r, enum format format, struct sbuf *out)
+{
+	const struct npa_flavor *fl = npa_get_flavor(r->alloc);
+	struct npa_snapshot snap;
+	struct npa_stats st;
+	int rc;
+
+	if (format == FORMAT_SNAPSHOT) {
+		if ((rc = npa_snapshot(r->alloc, 0, &snap)) != 0)
+			return rc;
+		rc = report_snapshot_json(out, &snap);
+		npa_snapshot_release(&snap);
+		return rc;
+	}
+	if ((rc = npa_get_stats(r->alloc, 0, &st)) != 0)
+		return rc;
+	if (format == FORMAT_STATS)
+		return report_stats_flat(out, &st, fl);
+	if (format == FORMAT_JSON)
+		return report_stats_json(out, &st, fl);
+	return report_summary(out, &st, fl, 0, false);
+}
+
+static int print_report(struct run *r, enum format format)
+{
+	struct sbuf out;
+	int rc;
+
+	sbuf_init(&out);
+	rc = format_report(r, format, &out);
+	if (rc == 0 && out.len)
+		fwrite(out.data, 1, out.len, stdout);
+	sbuf_release(&out);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -EIO;
+	if (rc)
+		fprintf(stderr, "npumem-replay: cannot print the report: %s\n", strerror(-rc));
+	return rc ? EXIT_FAILURE : 0;
+}
+
+static void teardown(struct run *r)
+{
+	if (r->replay) {
+		wl_replay_release_all(r->replay);
+		wl_replay_free(r->replay);
+	}
+	if (r->alloc)
+		npa_destroy(r->alloc, NULL);
+	if (r->sim_up)
+		npusim_shutdown();
+	wl_trace_free(r->trace);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	struct run r = { 0 };
+	int status = parse_args(argc, argv, &cli);
+
+	if (status != GO_ON)
+		return status;
+	if (wl_trace_load(cli.trace, &r.trace, r.err, sizeof(r.err)) != 0) {
+		fprintf(stderr, "%s\n", r.err);
+		return EXIT_USAGE;
+	}
+	status = configure(&r, &cli);
+	if (status == 0)
+		status = start_simulator(&r);
+	if (status == 0)
+		status = start_allocator(&r, &cli);
+	if (status == 0)
+		status = replay(&r);
+	if (status == 0)
+		status = print_report(&r, cli.format);
+	teardown(&r);
+	return status;
+}

@@ -1,0 +1,340 @@
+/*
+ * replay.c - carrying out a checked trace against an allocator.
+ *
+ * The loop does no allocation, formatting or lookup per event: IDs are
+ * slots in an array of pointers, streams an array indexed by (device,
+ * dense stream). Messages are made only when something fails.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acl/acl_rt.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/replay.h>
+
+/* How many events run between two looks at the stop flag. */
+#define STOP_CHECK_INTERVAL 1024
+
+/* The slot of an ID whose allocation was refused: its free is skipped. */
+static const char oom_marker;
+#define OOMED ((void *)&oom_marker)
+
+struct wl_replay {
+	struct npa *a;
+	const struct wl_trace *t;
+	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
+	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
+	int ndevices;         /* devices the trace uses: max_device + 1 */
+	int cur_device;       /* last aclrtSetDevice of this run, -1: unknown */
+	bool check;
+	struct wl_replay_counters c;
+	char msg[NPA_ERRLEN]; /* what the allocator said, before the prefix */
+};
+
+static int fail(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
+		size_t errlen, const char *what)
+{
+	if (err)
+		snprintf(err, errlen, "%s:%u: %s", r->t->name, ev->line, what);
+	return rc;
+}
+
+static int acl_fail(struct wl_replay *r, const struct wl_event *ev, aclError e,
+		    const char *call, char *err, size_t errlen)
+{
+	snprintf(r->msg, sizeof(r->msg), "%s failed with ACL error %d", call, e);
+	return fail(r, ev, -EIO, err, errlen, r->msg);
+}
+
+static int check_devices(struct npa *a, const struct wl_trace *t, char *err,
+			 size_t errlen)
+{
+	int count = npa_device_count(a);
+
+	for (size_t i = 0; i < t->nevents; i++) {
+		const struct wl_event *ev = &t->events[i];
+		if ((ev->op == WL_ALLOC || ev->op == WL_FRACTION) && ev->device >= count) {
+			if (err)
+				snprintf(err, errlen, "%s:%u: device %d does not exist (%d device%s)",
+					 t->name, ev->line, ev->device, count,
+					 count == 1 ? "" : "s");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
+		  char *err, size_t errlen)
+{
+	struct wl_replay *r;
+	int rc = check_devices(a, t, err, errlen);
+
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return -ENOMEM;
+	r->a = a;
+	r->t = t;
+	r->ndevices = t->max_device + 1;
+	r->cur_device = -1;
+	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
+	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
+	if (r->ptr == NULL || r->streams == NULL) {
+		wl_replay_free(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void wl_replay_set_check(struct wl_replay *r, bool check)
+{
+	r->check = check;
+}
+
+static aclError set_device(struct wl_replay *r, int device)
+{
+	aclError e = ACL_SUCCESS;
+
+	if (r->cur_device != device && (e = aclrtSetDevice(device)) == ACL_SUCCESS)
+		r->cur_device = device;
+	return e;
+}
+
+/* The stream for (device, dense index), created on first use; NULL: default. */
+static aclError get_stream(struct wl_replay *r, int device, int32_t index,
+			   aclrtStream *out)
+{
+	aclrtStream *s = &r->streams[(size_t)device * r->t->nstreams + (size_t)index];
+	aclError e;
+
+	if (index == 0 || *s != NULL) {
+		*out = index == 0 ? NULL : *s;
+		return ACL_SUCCESS;
+	}
+	if ((e = set_device(r, device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)
+		return e;
+	*out = *s;
+	return ACL_SUCCESS;
+}
+
+static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
+		    size_t errlen)
+{
+	aclrtStream s;
+	aclError e = get_stream(r, ev->device, ev->stream, &s);
+	int rc;
+
+	if (e != ACL_SUCCESS)
+		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
+	rc = npa_malloc(r->a, ev->device, ev->size, s, &r->ptr[ev->slot], r->msg,
+			sizeof(r->msg));
+	if (rc == 0) {
+		r->c.allocs++;
+		return 0;
+	}
+	r->ptr[ev->slot] = NULL;
+	if (rc != -ENOMEM)
+		return fail(r, ev, rc, err, errlen, r->msg);
+	r->ptr[ev->slot] = OOMED;
+	r->c.ooms++;
+	return 0;
+}
+
+static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
+		   size_t errlen)
+{
+	void *p = r->ptr[ev->slot];
+	int rc;
+
+	r->ptr[ev->slot] = NULL;
+	if (p == OOMED) {
+		r->c.skipped_frees++;
+		return 0;
+	}
+	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
+	if (p != NULL && (rc = npa_free(r->a, p, r->msg, sizeof(r->msg))) != 0)
+		return fail(r, ev, rc, err, errlen, r->msg);
+	r->c.frees++;
+	return 0;
+}
+
+static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
+			    char *err, size_t errlen)
+{
+	void *p = r->ptr[ev->slot];
+	aclrtStream s;
+	aclError e;
+	int rc;
+
+	if (p == OOMED) {
+		r->c.skipped_record_streams++;
+		return 0;
+	}
+	if (p == NULL)
+		return 0;
+	if ((e = get_stream(r, ev->device, ev->stream, &s)) != ACL_SUCCESS)
+		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
+	if ((e = set_device(r, ev->device)) != ACL_SUCCESS)
+		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+	/* Open-ended work: the free's event completes only at a sync. */
+	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
+		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
+	if ((rc = npa_record_stream(r->a, p, s)) != 0)
+		return fail(r, ev, rc, err, errlen, "record_stream refused by the allocator");
+	return 0;
+}
+
+static int sync_all_devices(struct wl_replay *r, const struct wl_event *ev,
+			    char *err, size_t errlen)
+{
+	int count = npa_device_count(r->a);
+	aclError e;
+
+	for (int d = 0; d < count; d++) {
+		if ((e = set_device(r, d)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+		if ((e = aclrtSynchronizeDevice()) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSynchronizeDevice", err, errlen);
+	}
+	return 0;
+}
+
+/* A stream number names one stream per device: synchronize each that exists. */
+static int sync_stream(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	aclrtStream s;
+	aclError e;
+
+	for (int d = 0; d < r->ndevices; d++) {
+		s = r->streams[(size_t)d * r->t->nstreams + (size_t)ev->stream];
+		if (ev->stream != 0 && s == NULL)
+			continue;
+		if ((e = set_device(r, d)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+		if ((e = aclrtSynchronizeStream(ev->stream == 0 ? NULL : s)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSynchronizeStream", err, errlen);
+	}
+	return 0;
+}
+
+static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	int rc = npa_set_memory_fraction(r->a, ev->device, ev->fraction, r->msg,
+					 sizeof(r->msg));
+
+	return rc ? fail(r, ev, rc, err, errlen, r->msg) : 0;
+}
+
+static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
+		    size_t errlen)
+{
+	switch ((enum wl_op)ev->op) {
+	case WL_ALLOC:
+		return do_alloc(r, ev, err, errlen);
+	case WL_FREE:
+		return do_free(r, ev, err, errlen);
+	case WL_RECORD_STREAM:
+		return do_record_stream(r, ev, err, errlen);
+	case WL_SYNC:
+		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
+				      : sync_stream(r, ev, err, errlen);
+	case WL_EMPTY_CACHE:
+		return npa_empty_cache(r->a, -1);
+	case WL_RESET_PEAK:
+		return npa_reset_peak_stats(r->a, -1);
+	case WL_RESET_ACCUMULATED:
+		return npa_reset_accumulated_stats(r->a, -1);
+	case WL_FRACTION:
+		return do_fraction(r, ev, err, errlen);
+	}
+	return fail(r, ev, -EINVAL, err, errlen, "unknown event");
+}
+
+static int check_all(struct wl_replay *r, const struct wl_event *ev, char *err,
+		     size_t errlen)
+{
+	char what[NPA_ERRLEN + 32];
+
+	for (int d = 0; d < r->ndevices; d++) {
+		int rc = npa_check(r->a, d, r->msg, sizeof(r->msg));
+		if (rc) {
+			snprintf(what, sizeof(what), "after this event: %s", r->msg);
+			return fail(r, ev, rc, err, errlen, what);
+		}
+	}
+	return 0;
+}
+
+static bool stop_requested(const atomic_bool *stop)
+{
+	return stop && atomic_load_explicit(stop, memory_order_relaxed);
+}
+
+int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
+		  const atomic_bool *stop, char *err, size_t errlen)
+{
+	const struct wl_event *ev = r->t->events;
+	size_t i = from;
+	int rc = 0;
+
+	if (to > r->t->nevents)
+		to = r->t->nevents;
+	r->cur_device = -1;
+	while (i < to && rc == 0) {
+		size_t end = to - i > STOP_CHECK_INTERVAL ? i + STOP_CHECK_INTERVAL : to;
+		if (stop_requested(stop)) {
+			rc = -ECANCELED;
+			break;
+		}
+		for (; i < end; i++) {
+			rc = do_event(r, &ev[i], err, errlen);
+			if (rc == 0 && r->check)
+				rc = check_all(r, &ev[i], err, errlen);
+			if (rc)
+				break;
+		}
+	}
+	r->c.events += i - from;
+	r->c.position = i;
+	return rc;
+}
+
+void wl_replay_release_all(struct wl_replay *r)
+{
+	for (uint32_t i = 0; i < r->t->nslots; i++) {
+		void *p = r->ptr[i];
+		r->ptr[i] = NULL;
+		if (p != NULL && p != OOMED)
+			npa_free(r->a, p, NULL, 0);
+	}
+}
+
+void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)
+{
+	*out = r->c;
+}
+
+void wl_replay_free(struct wl_replay *r)
+{
+	if (r == NULL)
+		return;
+	for (int d = 0; r->streams && d < r->ndevices; d++) {
+		for (uint32_t k = 1; k < r->t->nstreams; k++) {
+			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];
+			if (s == NULL)
+				continue;
+			aclrtSetDevice(d);
+			aclrtSynchronizeStream(s);
+			aclrtDestroyStream(s);
+		}
+	}
+	free(r->streams);
+	free(r->ptr);
+	free(r);
+}

@@ -1,0 +1,243 @@
+/*
+ * test_trace_gen.c - the trace generators are deterministic and write
+ * traces the parser accepts, with the shapes their names promise.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/replay.h>
+#include <npumemfs/trace_gen.h>
+
+struct text {
+	char *data;
+	size_t len;
+};
+
+static struct text generate(enum wl_gen_kind kind, uint64_t seed, unsigned steps)
+{
+	struct wl_gen_options opt = { .seed = seed, .steps = steps };
+	struct text t = { 0 };
+	FILE *f = open_memstream(&t.data, &t.len);
+
+	assert_non_null(f);
+	assert_int_equal(wl_gen_write(kind, &opt, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return t;
+}
+
+static struct wl_trace *parse(const struct text *text)
+{
+	char err[WL_ERRLEN] = "";
+	struct wl_trace *t = NULL;
+	FILE *f = fmemopen(text->data, text->len, "r");
+
+	assert_non_null(f);
+	if (wl_trace_parse(f, "gen", &t, err, sizeof(err)) != 0)
+		fail_msg("generated trace does not parse: %s", err);
+	fclose(f);
+	return t;
+}
+
+static size_t count_op(const struct wl_trace *t, enum wl_op op)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nevents; i++)
+		n += t->events[i].op == op;
+	return n;
+}
+
+static void same_seed_gives_identical_text(enum wl_gen_kind kind, unsigned steps)
+{
+	struct text a = generate(kind, 42, steps), b = generate(kind, 42, steps);
+
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.data, b.data, a.len);
+	free(a.data);
+	free(b.data);
+}
+
+static void different_seeds_give_different_text(enum wl_gen_kind kind, unsigned steps)
+{
+	struct text a = generate(kind, 1, steps), b = generate(kind, 2, steps);
+
+	assert_true(a.len != b.len || memcmp(a.data, b.data, a.len) != 0);
+	free(a.data);
+	free(b.data);
+}
+
+static void training_is_deterministic(void **state)
+{
+	(void)state;
+	same_seed_gives_identical_text(WL_GEN_TRAINING, 3);
+	different_seeds_give_different_text(WL_GEN_TRAINING, 3);
+}
+
+static void churn_is_deterministic(void **state)
+{
+	(void)state;
+	same_seed_gives_identical_text(WL_GEN_CHURN, 5000);
+	different_seeds_give_different_text(WL_GEN_CHURN, 5000);
+}
+
+static void random_is_deterministic(void **state)
+{
+	(void)state;
+	same_seed_gives_identical_text(WL_GEN_RANDOM, 5000);
+	different_seeds_give_different_text(WL_GEN_RANDOM, 5000);
+}
+
+static void first_line_says_how_the_trace_was_made(void **state)
+{
+	struct text a = generate(WL_GEN_CHURN, 7, 10);
+	const char *want = "# npumem-gentrace churn --seed 7 --steps 10\n";
+
+	(void)state;
+	assert_true(a.len > strlen(want));
+	assert_memory_equal(a.data, want, strlen(want));
+	free(a.data);
+}
+
+/* Every allocation is freed by the end, so a replay leaves nothing live. */
+static void assert_balanced(const struct wl_trace *t)
+{
+	assert_int_equal(count_op(t, WL_ALLOC), count_op(t, WL_FREE));
+}
+
+static void training_parses_with_streams_and_syncs(void **state)
+{
+	struct text a = generate(WL_GEN_TRAINING, 1, 4);
+	struct wl_trace *t = parse(&a);
+
+	(void)state;
+	assert_balanced(t);
+	/* Per step: the prefetched batch, and 3 all-reduced gradient buckets. */
+	assert_int_equal(count_op(t, WL_RECORD_STREAM), 4 * (1 + 3));
+	/* Per step: sync 1 (prefetch), sync 2 (all-reduce), sync 0; and one at the end. */
+	assert_int_equal(count_op(t, WL_SYNC), 4 * 3 + 1);
+	assert_int_equal(t->nstreams, 3);
+	wl_trace_free(t);
+	free(a.data);
+}
+
+static void churn_sizes_lie_between_512_bytes_and_1_mib(void **state)
+{
+	struct text a = generate(WL_GEN_CHURN, 3, 20000);
+	struct wl_trace *t = parse(&a);
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	(void)state;
+	assert_balanced(t);
+	for (size_t i = 0; i < t->nevents; i++) {
+		if (t->events[i].op != WL_ALLOC)
+			continue;
+		lo = t->events[i].size < lo ? t->events[i].size : lo;
+		hi = t->events[i].size > hi ? t->events[i].size : hi;
+	}
+	assert_true(lo >= 512 && lo < 1024);
+	assert_true(hi < 1048576 && hi >= 524288);
+	wl_trace_free(t);
+	free(a.data);
+}
+
+static void churn_live_set_stays_at_most_1000(void **state)
+{
+	struct text a = generate(WL_GEN_CHURN, 3, 20000);
+	struct wl_trace *t = parse(&a);
+	long live = 0, most = 0;
+
+	(void)state;
+	for (size_t i = 0; i < t->nevents; i++) {
+		live += t->events[i].op == WL_ALLOC ? 1 : -1;
+		most = live > most ? live : most;
+	}
+	assert_true(most <= 1000);
+	assert_true(most >= 500);
+	wl_trace_free(t);
+	free(a.data);
+}
+
+static void random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib(void **state)
+{
+	struct text a = generate(WL_GEN_RANDOM, 9, 20000);
+	struct wl_trace *t = parse(&a);
+	uint64_t *size = calloc(t->nslots, sizeof(*size));
+	uint64_t live = 0, most = 0;
+
+	(void)state;
+	assert_balanced(t);
+	for (size_t i = 0; i < t->nevents; i++) {
+		const struct wl_event *ev = &t->events[i];
+		if (ev->op == WL_ALLOC) {
+			assert_true(ev->size >= 1 && ev->size <= (64ULL << 20));
+			size[ev->slot] = ev->size;
+			live += ev->size;
+		} else {
+			live -= size[ev->slot];
+		}
+		most = live > most ? live : most;
+	}
+	assert_true(most <= (8ULL << 30));
+	assert_true(most > (4ULL << 30));
+	free(size);
+	wl_trace_free(t);
+	free(a.data);
+}
+
+static void steps_count_events_before_the_final_frees(void **state)
+{
+	struct text a = generate(WL_GEN_RANDOM, 5, 1000);
+	struct wl_trace *t = parse(&a);
+	size_t allocs_in_steps = 0;
+
+	(void)state;
+	/* After 1000 events only frees follow. */
+	for (size_t i = 1000; i < t->nevents; i++)
+		assert_int_equal(t->events[i].op, WL_FREE);
+	for (size_t i = 0; i < 1000; i++)
+		allocs_in_steps += t->events[i].op == WL_ALLOC;
+	assert_int_equal(t->nevents, 1000 + (allocs_in_steps - (1000 - allocs_in_steps)));
+	wl_trace_free(t);
+	free(a.data);
+}
+
+static void kinds_are_found_by_name(void **state)
+{
+	enum wl_gen_kind k;
+
+	(void)state;
+	assert_int_equal(wl_gen_kind_find("training", &k), 0);
+	assert_int_equal(k, WL_GEN_TRAINING);
+	assert_int_equal(wl_gen_kind_find("churn", &k), 0);
+	assert_int_equal(k, WL_GEN_CHURN);
+	assert_int_equal(wl_gen_kind_find("random", &k), 0);
+	assert_int_equal(k, WL_GEN_RANDOM);
+	assert_int_equal(wl_gen_kind_find("inference", &k), -EINVAL);
+	assert_string_equal(wl_gen_kind_name(WL_GEN_CHURN), "churn");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(training_is_deterministic),
+		cmocka_unit_test(churn_is_deterministic),
+		cmocka_unit_test(random_is_deterministic),
+		cmocka_unit_test(first_line_says_how_the_trace_was_made),
+		cmocka_unit_test(training_parses_with_streams_and_syncs),
+		cmocka_unit_test(churn_sizes_lie_between_512_bytes_and_1_mib),
+		cmocka_unit_test(churn_live_set_stays_at_most_1000),
+		cmocka_unit_test(random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib),
+		cmocka_unit_test(steps_count_events_before_the_final_frees),
+		cmocka_unit_test(kinds_are_found_by_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/*
+ * test_trace_parse.c - what the trace parser accepts, what it refuses, and
+ * how it resolves IDs, streams, devices and sizes before anything runs.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/replay.h>
+
+#include "bad_traces.h"
+
+static int parse_text(const char *text, size_t len, struct wl_trace **t, char *err)
+{
+	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
+	int rc;
+
+	assert_non_null(f);
+	err[0] = '\0';
+	rc = wl_trace_parse(f, "t", t, err, WL_ERRLEN);
+	fclose(f);
+	return rc;
+}
+
+static struct wl_trace *parse_ok(const char *text)
+{
+	char err[WL_ERRLEN];
+	struct wl_trace *t = NULL;
+	int rc = parse_text(text, 0, &t, err);
+
+	if (rc != 0)
+		fail_msg("parse failed: %s", err);
+	return t;
+}
+
+static void bad_trace_gives_trace_line_reason(void **state)
+{
+	const struct bad_trace *b = *state;
+	char err[WL_ERRLEN];
+	struct wl_trace *t = NULL;
+
+	assert_int_equal(parse_text(b->text, b->len, &t, err), -EINVAL);
+	assert_string_equal(err, b->message);
+	assert_null(t);
+}
+
+static void comments_and_blank_lines_are_skipped_but_counted(void **state)
+{
+	struct wl_trace *t = parse_ok("# a trace\n\n   \nalloc a 1 # the first\n"
+				      "\t\n#free a\nfree a\n");
+
+	(void)state;
+	assert_int_equal(t->nevents, 2);
+	assert_int_equal(t->events[0].op, WL_ALLOC);
+	assert_int_equal(t->events[0].line, 4);
+	assert_int_equal(t->events[1].op, WL_FREE);
+	assert_int_equal(t->events[1].line, 7);
+	wl_trace_free(t);
+}
+
+static void sizes_take_binary_suffixes(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc a 4096\nalloc b 1KiB\nalloc c 2MiB\n"
+				      "alloc d 3GiB\nalloc e 5k\nalloc f 0\n");
+
+	(void)state;
+	assert_int_equal(t->nevents, 6);
+	assert_int_equal(t->events[0].size, 4096);
+	assert_int_equal(t->events[1].size, 1024);
+	assert_int_equal(t->events[2].size, 2097152);
+	assert_int_equal(t->events[3].size, 3221225472ULL);
+	assert_int_equal(t->events[4].size, 5120);
+	assert_int_equal(t->events[5].size, 0);
+	wl_trace_free(t);
+}
+
+static void tabs_and_crlf_separate_fields(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc\ta\t 1MiB\r\nfree a\r\n");
+
+	(void)state;
+	assert_int_equal(t->nevents, 2);
+	assert_int_equal(t->events[0].size, 1048576);
+	wl_trace_free(t);
+}
+
+static void ids_are_any_tokens_resolved_to_dense_slots(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc 0x7f3a8c000000 512\nalloc tensor/weights:0 1\n"
+				      "free 0x7f3a8c000000\nalloc 0x7f3a8c000000 3\n"
+				      "free tensor/weights:0\n");
+
+	(void)state;
+	assert_int_equal(t->nslots, 2);
+	assert_int_equal(t->events[0].slot, 0);
+	assert_int_equal(t->events[1].slot, 1);
+	assert_int_equal(t->events[2].slot, 0);
+	assert_int_equal(t->events[3].slot, 0);
+	assert_int_equal(t->events[4].slot, 1);
+	wl_trace_free(t);
+}
+
+static void streams_become_dense_indexes_with_zero_the_default(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc a 1\nalloc b 1 stream=7\nrecord_stream a 3\n"
+				      "sync 7\nsync\nsync 0\n");
+
+	(void)state;
+	assert_int_equal(t->events[0].stream, 0);
+	assert_int_equal(t->events[1].stream, 1);
+	assert_int_equal(t->events[2].stream, 2);
+	assert_int_equal(t->events[3].stream, 1);
+	assert_int_equal(t->events[4].stream, -1);
+	assert_int_equal(t->events[5].stream, 0);
+	assert_int_equal(t->nstreams, 3);
+	assert_int_equal(t->stream_number[1], 7);
+	assert_int_equal(t->stream_number[2], 3);
+	assert_int_equal(t->max_stream, 7);
+	wl_trace_free(t);
+}
+
+static void free_and_record_stream_carry_the_device_of_their_id(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc a 1 device=3\nrecord_stream a 1\nfree a\n");
+
+	(void)state;
+	assert_int_equal(t->events[0].device, 3);
+	assert_int_equal(t->events[1].device, 3);
+	assert_int_equal(t->events[2].device, 3);
+	assert_int_equal(t->max_device, 3);
+	wl_trace_free(t);
+}
+
+static void fraction_accepts_zero_and_one_with_a_device(void **state)
+{
+	struct wl_trace *t = parse_ok("fraction 0\nfraction 1 device=2\nfraction 0.25\n");
+
+	(void)state;
+	assert_true(t->events[0].fraction == 0.0);
+	assert_true(t->events[1].fraction == 1.0);
+	assert_int_equal(t->events[1].device, 2);
+	assert_true(t->events[2].fraction == 0.25);
+	assert_int_equal(t->events[2].device, 0);
+	wl_trace_free(t);
+}
+
+static void every_command_has_its_op(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc a 1\nrecord_stream a 1\nfree a\nsync 1\n"
+				      "empty_cache\nreset_peak\nreset_accumulated\n"
+				      "fraction 0.5\n");
+	static const enum wl_op ops[] = {
+		WL_ALLOC, WL_RECORD_STREAM, WL_FREE, WL_SYNC, WL_EMPTY_CACHE,
+		WL_RESET_PEAK, WL_RESET_ACCUMULATED, WL_FRACTION,
+	};
+
+	(void)state;
+	assert_int_equal(t->nevents, 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(t->events[i].op, ops[i]);
+	wl_trace_free(t);
+}
+
+static void empty_trace_has_no_events(void **state)
+{
+	struct wl_trace *t = parse_ok("# nothing\n");
+
+	(void)state;
+	assert_int_equal(t->nevents, 0);
+	assert_int_equal(t->nslots, 0);
+	wl_trace_free(t);
+}
+
+static void missing_file_gives_its_name_and_enoent(void **state)
+{
+	char err[WL_ERRLEN];
+	struct wl_trace *t = NULL;
+
+	(void)state;
+	assert_int_equal(wl_trace_load("/nonexistent/x.trace", &t, err, sizeof(err)),
+			 -ENOENT);
+	assert_string_equal(err, "/nonexistent/x.trace: No such file or directory");
+	assert_null(t);
+}
+
+static void load_names_messages_after_the_path(void **state)
+{
+	char path[] = "/tmp/npumemfs-trace-XXXXXX";
+	int fd = mkstemp(path);
+	char err[WL_ERRLEN], want[WL_ERRLEN + 64];
+	struct wl_trace *t = NULL;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "alloc a 1\nfree b\n", 17), 17);
+	close(fd);
+	assert_int_equal(wl_trace_load(path, &t, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: free of unknown id 'b'", path);
+	assert_string_equal(err, want);
+	unlink(path);
+}
+
+int main(void)
+{
+	static struct CMUnitTest tests[NBAD_TRACES + 12];
+	static const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
+		cmocka_unit_test(sizes_take_binary_suffixes),
+		cmocka_unit_test(tabs_and_crlf_separate_fields),
+		cmocka_unit_test(ids_are_any_tokens_resolved_to_dense_slots),
+		cmocka_unit_test(streams_become_dense_indexes_with_zero_the_default),
+		cmocka_unit_test(free_and_record_stream_carry_the_device_of_their_id),
+		cmocka_unit_test(fraction_accepts_zero_and_one_with_a_device),
+		cmocka_unit_test(every_command_has_its_op),
+		cmocka_unit_test(empty_trace_has_no_events),
+		cmocka_unit_test(missing_file_gives_its_name_and_enoent),
+		cmocka_unit_test(load_names_messages_after_the_path),
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < NBAD_TRACES; i++) {
+		struct CMUnitTest c = cmocka_unit_test_prestate(bad_trace_gives_trace_line_reason,
+								(void *)&bad_traces[i]);
+		c.name = bad_traces[i].name;
+		tests[n++] = c;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		tests[n++] = fixed[i];
+	return _cmocka_run_group_tests("trace_parse", tests, n, NULL, NULL);
+}
