@@ -2,7 +2,9 @@
  * report.h - the text and JSON views of an allocator's state.
  *
  * Pure functions of a copy (npa_get_stats, npa_snapshot): no locks, no
- * allocator calls. Each returns 0 or -ENOMEM.
+ * allocator calls. Each appends to `out` (so several devices can share one
+ * buffer) and returns 0 or -ENOMEM; after -ENOMEM what was appended is
+ * partial and should be dropped. JSON is indented by 2 and ends in "\n".
  */
 #ifndef NPUMEMFS_REPORT_H
 #define NPUMEMFS_REPORT_H
@@ -14,16 +16,25 @@
 #include "snapshot.h"
 #include "stats.h"
 
-/* memory_stats(): "key value\n" lines sorted by key, upstream's key set. */
+/*
+ * memory_stats(): "key value\n" lines sorted by key in byte order, the
+ * flavor's key set (123 keys npu, 122 cuda: no num_oom_rejections).
+ */
 int report_stats_flat(struct sbuf *out, const struct npa_stats *s,
 		      const struct npa_flavor *fl);
-/* memory_stats_as_nested_dict() as JSON. */
+/* memory_stats_as_nested_dict() as JSON: the same keys split at their
+ * dots into nested objects, keys sorted, values JSON integers. */
 int report_stats_json(struct sbuf *out, const struct npa_stats *s,
 		      const struct npa_flavor *fl);
-/* memory_summary(device, abbreviated): upstream's text, byte for byte. */
+/*
+ * memory_summary(device, abbreviated): upstream's text, byte for byte
+ * (torch/cuda/memory.py or torch_npu/npu/memory.py, per the flavor's
+ * labels and units). abbreviated drops the large/small pool rows.
+ */
 int report_summary(struct sbuf *out, const struct npa_stats *s,
 		   const struct npa_flavor *fl, int device, bool abbreviated);
-/* memory_snapshot() segments as a JSON list. */
+/* memory_snapshot() segments as a JSON list, keys in upstream's order;
+ * blocks and segments carry empty "frames". */
 int report_snapshot_json(struct sbuf *out, const struct npa_snapshot *snap);
 
 #endif /* NPUMEMFS_REPORT_H */

@@ -36,25 +36,25 @@ struct group {
 	bool requested_row; /* shown only when the flavor has that row */
 };
 
-#define ARRAY_GROUP(field, kind, src, label, req)                              \
+#define GROUP(field, kind, src, label, req) \
 	{ offsetof(struct npa_stats, field), kind, src, label, req }
 
 /* The order of upstream's metrics_to_display. */
 static const struct group pool_groups[] = {
-	ARRAY_GROUP(allocated_bytes, CELL_SIZE, LABEL_FIXED, "Allocated memory", false),
-	ARRAY_GROUP(active_bytes, CELL_SIZE, LABEL_FIXED, "Active memory", false),
-	ARRAY_GROUP(requested_bytes, CELL_SIZE, LABEL_FIXED, "Requested memory", true),
-	ARRAY_GROUP(reserved_bytes, CELL_SIZE, LABEL_RESERVED_MEMORY, NULL, false),
-	ARRAY_GROUP(inactive_split_bytes, CELL_SIZE, LABEL_FIXED, "Non-releasable memory", false),
-	ARRAY_GROUP(allocation, CELL_COUNT, LABEL_FIXED, "Allocations", false),
-	ARRAY_GROUP(active, CELL_COUNT, LABEL_FIXED, "Active allocs", false),
-	ARRAY_GROUP(segment, CELL_COUNT, LABEL_RESERVED_SEGMENTS, NULL, false),
-	ARRAY_GROUP(inactive_split, CELL_COUNT, LABEL_FIXED, "Non-releasable allocs", false),
+	GROUP(allocated_bytes, CELL_SIZE, LABEL_FIXED, "Allocated memory", false),
+	GROUP(active_bytes, CELL_SIZE, LABEL_FIXED, "Active memory", false),
+	GROUP(requested_bytes, CELL_SIZE, LABEL_FIXED, "Requested memory", true),
+	GROUP(reserved_bytes, CELL_SIZE, LABEL_RESERVED_MEMORY, NULL, false),
+	GROUP(inactive_split_bytes, CELL_SIZE, LABEL_FIXED, "Non-releasable memory", false),
+	GROUP(allocation, CELL_COUNT, LABEL_FIXED, "Allocations", false),
+	GROUP(active, CELL_COUNT, LABEL_FIXED, "Active allocs", false),
+	GROUP(segment, CELL_COUNT, LABEL_RESERVED_SEGMENTS, NULL, false),
+	GROUP(inactive_split, CELL_COUNT, LABEL_FIXED, "Non-releasable allocs", false),
 };
 
 static const struct group oversize_groups[] = {
-	ARRAY_GROUP(oversize_allocations, CELL_COUNT, LABEL_FIXED, "Oversize allocations", false),
-	ARRAY_GROUP(oversize_segments, CELL_COUNT, LABEL_OVERSIZE_SEGMENTS, NULL, false),
+	GROUP(oversize_allocations, CELL_COUNT, LABEL_FIXED, "Oversize allocations", false),
+	GROUP(oversize_segments, CELL_COUNT, LABEL_OVERSIZE_SEGMENTS, NULL, false),
 };
 
 /* Sub-rows in upstream's order: large pool before small. */

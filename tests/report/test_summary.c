@@ -392,6 +392,19 @@ static void pool_rows_use_the_unit_of_the_all_row(void **state)
 	sbuf_release(&b);
 }
 
+/* Python's // floors: a counter that went below zero by one byte still
+ * reads -1 KiB, not 0. */
+static void negative_values_floor_like_python(void **state)
+{
+	(void)state;
+	struct npa_stats s = { 0 };
+	char cell[CELL_WIDTH + 1];
+	s.allocated_bytes[NPA_STAT_ALL].current = 1048576;
+	s.allocated_bytes[NPA_STAT_LARGE_POOL].current = -1;
+	row_cell(&s, &npa_flavor_cuda, "      from large pool", 0, cell);
+	assert_string_equal(cell, "    -1 KiB");
+}
+
 /* Oversize rows: every cell picks its unit from its own value. */
 static void oversize_cells_scale_on_their_own(void **state)
 {
@@ -454,6 +467,7 @@ int main(void)
 		cmocka_unit_test(count_749999_stays_plain),
 		cmocka_unit_test(count_750000_is_750_k),
 		cmocka_unit_test(pool_rows_use_the_unit_of_the_all_row),
+		cmocka_unit_test(negative_values_floor_like_python),
 		cmocka_unit_test(oversize_cells_scale_on_their_own),
 		cmocka_unit_test(header_shows_device_ooms_and_retries),
 		cmocka_unit_test(summary_appends_to_what_the_buffer_holds),
