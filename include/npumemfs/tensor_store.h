@@ -1,0 +1,53 @@
+/*
+ * tensor_store.h - named allocations on one device (tensors/deviceN/NAME).
+ *
+ * Each tensor is one block from the allocator on the device's default
+ * stream. Bytes move to and from device memory with aclrtMemcpy. Changing
+ * a tensor's size does what a framework resize does: allocate anew, copy
+ * min(old, new) bytes, free the old block. Bytes beyond the copied ones are
+ * whatever the device memory held (like torch.empty). When the allocator
+ * refuses (-ENOMEM), the tensor keeps its old block and bytes.
+ *
+ * Thread-safe: one lock per store, held while bytes are copied.
+ */
+#ifndef NPUMEMFS_TENSOR_STORE_H
+#define NPUMEMFS_TENSOR_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "caching_allocator.h"
+
+#define TS_NAME_MAX 255
+
+struct tensor_store;
+
+int ts_new(struct npa *a, int device, struct tensor_store **out);
+/* Free every tensor, then the store. */
+void ts_free(struct tensor_store *ts);
+
+/* An empty tensor (size 0, no allocation). -EEXIST, -ENAMETOOLONG. */
+int ts_create(struct tensor_store *ts, const char *name);
+/* Free a tensor's block and forget it. -ENOENT. */
+int ts_unlink(struct tensor_store *ts, const char *name);
+/* The tensor's size in bytes. -ENOENT. */
+int ts_size(struct tensor_store *ts, const char *name, uint64_t *size);
+/* Reallocate to `size` bytes keeping min(old, new). -ENOENT, -ENOMEM (err). */
+int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
+	      char *err, size_t errlen);
+/* Copy out up to `len` bytes at `off`; bytes read, 0 at or past the end. */
+ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
+		size_t len, uint64_t off);
+/* Copy in `len` bytes at `off`, growing the tensor first if needed. */
+ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
+		 size_t len, uint64_t off, char *err, size_t errlen);
+
+/* Call fn for each tensor (under the store's lock: fn must not call back). */
+typedef int (*ts_visit_fn)(void *arg, const char *name, uint64_t size);
+int ts_foreach(struct tensor_store *ts, ts_visit_fn fn, void *arg);
+
+/* Free every tensor; the number freed, their bytes in *bytes (may be NULL). */
+size_t ts_release_all(struct tensor_store *ts, uint64_t *bytes);
+
+#endif /* NPUMEMFS_TENSOR_STORE_H */

@@ -1,0 +1,117 @@
+/*
+ * ctl.c - what a write to each writable file does.
+ *
+ * Each store accepts exactly its documented syntax and acts only when the
+ * whole value is good; the caller logs a refusal and keeps it as the
+ * file's last_error.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "nodes.h"
+
+SHOW(show_ctl)
+{
+	char last[TREE_ERRLEN];
+
+	tree_get_error(&d->tree, e, last, sizeof(last));
+	return sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
+			   e->name, e->node->usage, last);
+}
+
+/* "1" is every device (-1); "deviceN" is device N. */
+static int parse_target(struct nmfs *d, const char *value, int *device,
+			char *err, size_t errlen)
+{
+	char *end;
+
+	if (strcmp(value, "1") == 0) {
+		*device = -1;
+		return 0;
+	}
+	if (strncmp(value, "device", 6) == 0 && value[6] >= '0' && value[6] <= '9') {
+		long n = strtol(value + 6, &end, 10);
+		if (*end == '\0' && end - (value + 6) <= 2) {
+			if (n < d->device_count) {
+				*device = (int)n;
+				return 0;
+			}
+			snprintf(err, errlen, "no device %ld (devices are 0..%d)", n,
+				 d->device_count - 1);
+			return -ENODEV;
+		}
+	}
+	snprintf(err, errlen, "'%s' is not 1 or deviceN", value);
+	return -EINVAL;
+}
+
+typedef int (*device_action)(struct npa *a, int device);
+
+static int act(struct nmfs *d, const char *value, device_action fn,
+	       const char *what, char *err, size_t errlen)
+{
+	int device, rc = parse_target(d, value, &device, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = fn(d->alloc, device);
+	if (rc) {
+		snprintf(err, errlen, "%s failed: %s", what, strerror(-rc));
+		return rc;
+	}
+	if (device < 0)
+		dlog_printf(&d->log, "%s: all devices", what);
+	else
+		dlog_printf(&d->log, "%s: device%d", what, device);
+	return 0;
+}
+
+STORE(store_empty_cache)
+{
+	(void)e;
+	return act(d, value, npa_empty_cache, "empty_cache", err, errlen);
+}
+
+STORE(store_reset_peak_stats)
+{
+	(void)e;
+	return act(d, value, npa_reset_peak_stats, "reset_peak_stats", err, errlen);
+}
+
+STORE(store_reset_accumulated_stats)
+{
+	(void)e;
+	return act(d, value, npa_reset_accumulated_stats, "reset_accumulated_stats",
+		   err, errlen);
+}
+
+STORE(store_memory_fraction)
+{
+	char *end;
+	double f;
+
+	errno = 0;
+	f = strtod(value, &end);
+	if (value[0] == '\0' || *end || errno || !isfinite(f) || f <= 0 || f > 1) {
+		snprintf(err, errlen, "'%s' is not a number f with 0 < f <= 1", value);
+		return -EINVAL;
+	}
+	int rc = npa_set_memory_fraction(d->alloc, e->device, f, err, errlen);
+	if (rc == 0)
+		dlog_printf(&d->log, "memory_fraction: device%d set to %g", e->device, f);
+	return rc;
+}
+
+STORE(store_replay)
+{
+	(void)e;
+	if (value[0] != '/') {
+		snprintf(err, errlen, "'%s' is not an absolute trace path", value);
+		return -EINVAL;
+	}
+	return rw_start(&d->replay, value, false, err, errlen);
+}

@@ -1,0 +1,162 @@
+/*
+ * daemon.c - bring the daemon's parts up in order and down in reverse.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <npumemfs/npusim.h>
+
+#include "daemon.h"
+
+static int start_sim(const struct nmfs_config *cfg, char *err, size_t errlen)
+{
+	struct npusim_config sim;
+
+	npusim_config_default(&sim, cfg->device_count, cfg->capacity);
+	for (int i = 0; i < cfg->device_count; i++) {
+		sim.device[i].page_size = cfg->page_size;
+		sim.device[i].malloc_latency_us = cfg->malloc_latency_us;
+		sim.device[i].free_latency_us = cfg->free_latency_us;
+	}
+	int rc = npusim_init(&sim);
+	if (rc)
+		snprintf(err, errlen, "cannot start the simulated NPU: %s",
+			 strerror(-rc));
+	return rc;
+}
+
+static int start_alloc(struct nmfs *d, char *err, size_t errlen)
+{
+	struct npa_options opt = { .flavor = d->cfg.flavor,
+				   .device_count = d->cfg.device_count };
+	char why[NPA_CONF_ERRLEN];
+	int rc;
+
+	npa_conf_default(&opt.conf, opt.flavor);
+	if (d->cfg.alloc_conf[0] &&
+	    (rc = npa_conf_parse(&opt.conf, opt.flavor, d->cfg.alloc_conf,
+				 NPA_ORIGIN_INI, why, sizeof(why)))) {
+		snprintf(err, errlen, "alloc_conf: %s", why);
+		return rc;
+	}
+	rc = npa_create(&opt, &d->alloc);
+	if (rc)
+		snprintf(err, errlen, "cannot create the allocator: %s", strerror(-rc));
+	return rc;
+}
+
+static int start_tensors(struct nmfs *d)
+{
+	for (int i = 0; i < d->device_count; i++) {
+		int rc = ts_new(d->alloc, i, &d->tensors[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void free_tensors(struct nmfs *d)
+{
+	for (int i = 0; i < d->device_count; i++) {
+		uint64_t bytes = 0;
+		if (!d->tensors[i])
+			continue;
+		size_t n = ts_release_all(d->tensors[i], &bytes);
+		if (n)
+			dlog_printf(&d->log,
+				    "shutdown: freed %zu tensor%s (%llu bytes) on device%d",
+				    n, n == 1 ? "" : "s", (unsigned long long)bytes, i);
+		ts_free(d->tensors[i]);
+		d->tensors[i] = NULL;
+	}
+}
+
+int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
+	      size_t errlen)
+{
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	d->flavor = cfg->flavor;
+	d->device_count = cfg->device_count;
+	d->started = time(NULL);
+	d->uid = getuid();
+	d->gid = getgid();
+	dlog_init(&d->log, true);
+	rc = start_sim(cfg, err, errlen);
+	if (rc)
+		goto out_log;
+	rc = start_alloc(d, err, errlen);
+	if (rc)
+		goto out_sim;
+	rc = start_tensors(d);
+	if (rc == 0)
+		rc = tree_build(&d->tree, d->device_count);
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		goto out_alloc;
+	}
+	rw_init(&d->replay, d->alloc, d->device_count, &d->log);
+	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
+		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
+		    (unsigned long long)cfg->capacity, cfg->path[0] ? ", config " : "",
+		    cfg->path);
+	return 0;
+
+out_alloc:
+	free_tensors(d);
+	npa_destroy(d->alloc, NULL);
+out_sim:
+	npusim_shutdown();
+out_log:
+	dlog_destroy(&d->log);
+	return rc;
+}
+
+int nmfs_start(struct nmfs *d, char *err, size_t errlen)
+{
+	if (!d->cfg.replay[0])
+		return 0;
+	return rw_start(&d->replay, d->cfg.replay, d->cfg.loop, err, errlen);
+}
+
+static int check_devices(struct nmfs *d)
+{
+	char why[NPA_ERRLEN];
+	int bad = 0;
+
+	for (int i = 0; i < d->device_count; i++) {
+		if (npa_check(d->alloc, i, why, sizeof(why)) == 0)
+			continue;
+		dlog_printf(&d->log, "invariant check: device%d: %s", i, why);
+		bad = -EFAULT;
+	}
+	if (!bad)
+		dlog_printf(&d->log, "invariant check: ok");
+	return bad;
+}
+
+int nmfs_close(struct nmfs *d)
+{
+	uint64_t leaked_bytes = 0;
+
+	rw_stop(&d->replay);
+	free_tensors(d);
+	int rc = check_devices(d);
+	size_t leaks = npa_destroy(d->alloc, &leaked_bytes);
+	if (leaks) {
+		dlog_printf(&d->log, "leak: %zu block%s (%llu bytes) still allocated",
+			    leaks, leaks == 1 ? "" : "s",
+			    (unsigned long long)leaked_bytes);
+		rc = rc ? rc : -EFAULT;
+	} else {
+		dlog_printf(&d->log, "no leaks");
+	}
+	npusim_shutdown();
+	tree_release(&d->tree);
+	dlog_destroy(&d->log);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * daemon.h - everything one npumemfs process owns, in one struct.
+ *
+ * The allocator, the tensor stores, the replay thread and the log belong
+ * to the daemon; FUSE operations reach them through
+ * fuse_get_context()->private_data.
+ */
+#ifndef NPUMEMFS_DAEMON_H
+#define NPUMEMFS_DAEMON_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/config.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/tensor_store.h>
+
+#include "daemon_log.h"
+#include "replay_worker.h"
+#include "tree.h"
+
+#define NMFS_ERRLEN 1024
+
+struct nmfs {
+	struct nmfs_config cfg;
+	struct npa *alloc;
+	const struct npa_flavor *flavor;
+	int device_count;
+	struct tensor_store *tensors[NPUSIM_MAX_DEVICES];
+	struct replay_worker replay;
+	struct tree tree;
+	struct dlog log;
+	time_t started;
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * Start the simulator and the allocator and build the tree for `cfg`.
+ * 0, or a negative errno with the reason in err; nothing is left running.
+ */
+int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
+	      size_t errlen);
+/* Start the configured start-up replay, if any (after daemonizing). */
+int nmfs_start(struct nmfs *d, char *err, size_t errlen);
+/*
+ * Stop the replay, free live tensors, check the allocator's invariants and
+ * report leaks, all into the log. 0 when everything was consistent.
+ */
+int nmfs_close(struct nmfs *d);
+
+#endif /* NPUMEMFS_DAEMON_H */

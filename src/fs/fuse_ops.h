@@ -1,0 +1,15 @@
+/*
+ * fuse_ops.h - the FUSE operations over the tree and the tensor stores.
+ */
+#ifndef NPUMEMFS_FUSE_OPS_H
+#define NPUMEMFS_FUSE_OPS_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse.h>
+
+/* Writes to a ctl file larger than this are refused (sysfs takes a page). */
+#define NMFS_WRITE_MAX 4096
+
+extern const struct fuse_operations nmfs_ops;
+
+#endif /* NPUMEMFS_FUSE_OPS_H */

@@ -1,0 +1,226 @@
+/*
+ * main.c - npumemfs: arguments, the stale-mount check, and the set-up and
+ * tear-down ladder around the FUSE loop.
+ *
+ *     npumemfs [--config FILE] [-f] [-d] [-s] [-o OPT[,OPT...]] MOUNTPOINT
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "fuse_ops.h"
+#include <fuse_lowlevel.h>
+
+struct cli {
+	const char *config;
+	bool help;
+	bool version;
+	int argc;
+	char **argv;  /* what is left for libfuse */
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [--config FILE] [FUSE options] MOUNTPOINT\n\n"
+	       "A PyTorch/torch_npu caching allocator on a simulated NPU, shown as files.\n\n"
+	       "    --config FILE   ini file (see conf/npumemfs.ini); built-in defaults\n"
+	       "                    without it: 1 npu device of 32GiB, no latency\n"
+	       "    -h, --help      this text\n"
+	       "    -V, --version   version\n\n",
+	       prog);
+}
+
+/* Take our own options out; everything else is libfuse's. */
+static int parse_cli(int argc, char **argv, struct cli *cli)
+{
+	memset(cli, 0, sizeof(*cli));
+	cli->argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!cli->argv)
+		return -ENOMEM;
+	cli->argv[cli->argc++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) {
+			if (++i == argc) {
+				fprintf(stderr, "npumemfs: %s needs a file\n", a);
+				return -EINVAL;
+			}
+			cli->config = argv[i];
+		} else if (strncmp(a, "--config=", 9) == 0) {
+			cli->config = a + 9;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			cli->help = true;
+		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			cli->version = true;
+		} else {
+			cli->argv[cli->argc++] = argv[i];
+		}
+	}
+	return 0;
+}
+
+/* The mount point as libfuse will see it: the last non-option argument. */
+static const char *find_mountpoint(const struct cli *cli)
+{
+	const char *mnt = NULL;
+
+	for (int i = 1; i < cli->argc; i++) {
+		if (strcmp(cli->argv[i], "-o") == 0)
+			i++;
+		else if (cli->argv[i][0] != '-')
+			mnt = cli->argv[i];
+	}
+	return mnt;
+}
+
+/* libfuse's own message for this is cryptic; say what to do instead. */
+static int check_stale(const char *mnt)
+{
+	struct stat st;
+
+	if (!mnt || stat(mnt, &st) == 0 || errno != ENOTCONN)
+		return 0;
+	fprintf(stderr,
+		"npumemfs: %s: stale mount (Transport endpoint is not connected); "
+		"clear it with: fusermount3 -u %s\n",
+		mnt, mnt);
+	return -ENOTCONN;
+}
+
+static int load_config(const struct cli *cli, struct nmfs_config *cfg)
+{
+	char err[NMFS_CONFIG_ERRLEN];
+
+	nmfs_config_default(cfg);
+	if (!cli->config)
+		return 0;
+	int rc = nmfs_config_load(cfg, cli->config, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "npumemfs: %s\n", err);
+	return rc;
+}
+
+static int fuse_args_for(const struct cli *cli, const struct nmfs_config *cfg,
+			 struct fuse_args *args)
+{
+	*args = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
+	for (int i = 0; i < cli->argc; i++) {
+		if (fuse_opt_add_arg(args, cli->argv[i]))
+			return -ENOMEM;
+	}
+	/* default_permissions always: the kernel enforces each file's mode. */
+	if (fuse_opt_add_arg(args, "-ofsname=npumemfs,subtype=npumemfs,"
+				   "default_permissions"))
+		return -ENOMEM;
+	if (cfg->allow_other && fuse_opt_add_arg(args, "-oallow_other"))
+		return -ENOMEM;
+	return 0;
+}
+
+static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
+{
+	if (opts->singlethread)
+		return fuse_loop(fuse);
+	struct fuse_loop_config *lc = fuse_loop_cfg_create();
+	if (!lc)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(lc, opts->clone_fd);
+	/* libfuse 3.14's own main forgets -o max_threads; apply it here. */
+	fuse_loop_cfg_set_max_threads(lc, opts->max_threads);
+	if (opts->max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(lc, opts->max_idle_threads);
+	int rc = fuse_loop_mt(fuse, lc);
+	fuse_loop_cfg_destroy(lc);
+	return rc;
+}
+
+/* Mount, serve until unmounted or signalled, unmount. */
+static int serve(struct nmfs *d, struct fuse_args *args,
+		 const struct fuse_cmdline_opts *opts)
+{
+	char err[NMFS_ERRLEN];
+	int rc = 1;
+	struct fuse *fuse = fuse_new(args, &nmfs_ops, sizeof(nmfs_ops), d);
+
+	if (!fuse)
+		return 1;
+	if (fuse_mount(fuse, opts->mountpoint))
+		goto out_destroy;
+	if (fuse_daemonize(opts->foreground) ||
+	    fuse_set_signal_handlers(fuse_get_session(fuse)))
+		goto out_unmount;
+	if (nmfs_start(d, err, sizeof(err)))
+		dlog_printf(&d->log, "start-up replay not started: %s", err);
+	dlog_printf(&d->log, "mounted on %s", opts->mountpoint);
+	int loop = run_loop(fuse, opts);
+	/* A positive value is the signal that ended the loop: a clean exit. */
+	rc = loop < 0 ? 1 : 0;
+	if (loop > 0)
+		dlog_printf(&d->log, "signal %d: unmounting", loop);
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	fuse_destroy(fuse);
+	return rc;
+}
+
+static int start(const struct cli *cli, const struct nmfs_config *cfg)
+{
+	struct fuse_args args;
+	struct fuse_cmdline_opts opts = { 0 };
+	char err[NMFS_ERRLEN];
+	struct nmfs d;
+	int rc = 1;
+
+	if (fuse_args_for(cli, cfg, &args) || fuse_parse_cmdline(&args, &opts))
+		goto out_args;
+	if (!opts.mountpoint) {
+		fprintf(stderr, "npumemfs: no mount point given (see --help)\n");
+		goto out_args;
+	}
+	if (nmfs_open(&d, cfg, err, sizeof(err))) {
+		fprintf(stderr, "npumemfs: %s\n", err);
+		goto out_opts;
+	}
+	rc = serve(&d, &args, &opts);
+	if (nmfs_close(&d))
+		rc = rc ? rc : 2;
+out_opts:
+	free(opts.mountpoint);
+out_args:
+	fuse_opt_free_args(&args);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct nmfs_config cfg;
+	struct cli cli;
+	int rc = 1;
+
+	if (parse_cli(argc, argv, &cli))
+		goto out;
+	if (cli.help || cli.version) {
+		if (cli.help) {
+			usage(argv[0]);
+			fuse_cmdline_help();
+			fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(1, argv));
+		} else {
+			printf("npumemfs %s (libfuse %s)\n", NPUMEMFS_VERSION,
+			       fuse_pkgversion());
+		}
+		rc = 0;
+		goto out;
+	}
+	if (check_stale(find_mountpoint(&cli)) || load_config(&cli, &cfg))
+		goto out;
+	rc = start(&cli, &cfg);
+out:
+	free(cli.argv);
+	return rc;
+}

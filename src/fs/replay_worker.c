@@ -1,0 +1,233 @@
+/*
+ * replay_worker.c - the background replay thread.
+ *
+ * The thread runs the trace in chunks through wl_replay_run and copies its
+ * counters out under the worker's lock after each chunk; readers of
+ * workload/replay only ever take that lock, never the replay itself.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "replay_worker.h"
+
+#define CHUNK 256
+
+static const char *const state_names[] = {
+	[RW_IDLE] = "idle", [RW_RUNNING] = "running", [RW_DONE] = "done",
+	[RW_FAILED] = "failed", [RW_STOPPED] = "stopped",
+};
+
+static double elapsed(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - since->tv_sec) +
+	       (double)(now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+void rw_init(struct replay_worker *rw, struct npa *alloc, int device_count,
+	     struct dlog *log)
+{
+	memset(rw, 0, sizeof(*rw));
+	rw->alloc = alloc;
+	rw->device_count = device_count;
+	rw->log = log;
+	pthread_mutex_init(&rw->start_lock, NULL);
+	pthread_mutex_init(&rw->lock, NULL);
+	atomic_init(&rw->stop, false);
+}
+
+static void publish(struct replay_worker *rw, size_t done, uint64_t delta)
+{
+	pthread_mutex_lock(&rw->lock);
+	rw->done = done;
+	rw->done_total += delta;
+	wl_replay_counters(rw->replay, &rw->counters);
+	pthread_mutex_unlock(&rw->lock);
+}
+
+/* One pass over the trace: 0, -ECANCELED, or the replay's error. */
+static int run_round(struct replay_worker *rw, char *err, size_t errlen)
+{
+	size_t total = rw->trace->nevents;
+
+	for (size_t from = 0; from < total; from += CHUNK) {
+		size_t to = from + CHUNK < total ? from + CHUNK : total;
+		int rc = wl_replay_run(rw->replay, from, to, &rw->stop, err, errlen);
+		publish(rw, to, to - from);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void finish(struct replay_worker *rw, int rc, const char *err)
+{
+	pthread_mutex_lock(&rw->lock);
+	rw->seconds = elapsed(&rw->started);
+	if (rc == 0)
+		rw->state = RW_DONE;
+	else if (rc == -ECANCELED)
+		rw->state = RW_STOPPED;
+	else
+		rw->state = RW_FAILED;
+	if (rc && rc != -ECANCELED)
+		snprintf(rw->error, sizeof(rw->error), "%s", err);
+	pthread_mutex_unlock(&rw->lock);
+	if (rc && rc != -ECANCELED)
+		dlog_printf(rw->log, "replay %s failed: %s", rw->path, err);
+	else
+		dlog_printf(rw->log, "replay %s %s after %llu events", rw->path,
+			    rc ? "stopped" : "done",
+			    (unsigned long long)rw->done_total);
+}
+
+static void *thread_main(void *arg)
+{
+	struct replay_worker *rw = arg;
+	char err[WL_ERRLEN] = "";
+	int rc;
+
+	for (;;) {
+		rc = run_round(rw, err, sizeof(err));
+		if (rc || !rw->loop || atomic_load(&rw->stop))
+			break;
+		wl_replay_release_all(rw->replay);
+		pthread_mutex_lock(&rw->lock);
+		rw->rounds++;
+		pthread_mutex_unlock(&rw->lock);
+	}
+	if (rc == 0 && atomic_load(&rw->stop))
+		rc = -ECANCELED;
+	finish(rw, rc, err);
+	return NULL;
+}
+
+/* Wait for the thread (its replay has ended), then drop what it held. */
+static void reap(struct replay_worker *rw)
+{
+	if (rw->joinable) {
+		pthread_join(rw->thread, NULL);
+		rw->joinable = false;
+	}
+	if (rw->replay) {
+		wl_replay_release_all(rw->replay);
+		wl_replay_free(rw->replay);
+	}
+	wl_trace_free(rw->trace);
+	pthread_mutex_lock(&rw->lock);
+	rw->replay = NULL;
+	rw->trace = NULL;
+	pthread_mutex_unlock(&rw->lock);
+}
+
+/* Signals belong to the FUSE loop's thread, never to ours. */
+static int spawn(struct replay_worker *rw)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = pthread_create(&rw->thread, NULL, thread_main, rw);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
+}
+
+static int prepare(struct replay_worker *rw, const char *path, char *err,
+		   size_t errlen)
+{
+	struct wl_trace *t = NULL;
+	struct wl_replay *r = NULL;
+	int rc = wl_trace_load(path, &t, err, errlen);
+
+	if (rc == 0)
+		rc = wl_replay_new(rw->alloc, t, &r, err, errlen);
+	if (rc) {
+		if (t)
+			wl_trace_free(t);
+		return rc;
+	}
+	reap(rw);
+	pthread_mutex_lock(&rw->lock);
+	rw->trace = t;
+	rw->replay = r;
+	rw->total = t->nevents;
+	pthread_mutex_unlock(&rw->lock);
+	return 0;
+}
+
+int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
+	     size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&rw->start_lock);
+	pthread_mutex_lock(&rw->lock);
+	bool busy = rw->state == RW_RUNNING;
+	if (busy)
+		snprintf(err, errlen, "a replay of %s is running", rw->path);
+	pthread_mutex_unlock(&rw->lock);
+	rc = busy ? -EBUSY : prepare(rw, path, err, errlen);
+	if (rc) {
+		pthread_mutex_unlock(&rw->start_lock);
+		return rc;
+	}
+	pthread_mutex_lock(&rw->lock);
+	snprintf(rw->path, sizeof(rw->path), "%s", path);
+	rw->loop = loop;
+	rw->state = RW_RUNNING;
+	rw->done = rw->done_total = rw->rounds = 0;
+	memset(&rw->counters, 0, sizeof(rw->counters));
+	rw->error[0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &rw->started);
+	atomic_store(&rw->stop, false);
+	rc = spawn(rw);
+	rw->joinable = rc == 0;
+	if (rc)
+		rw->state = RW_FAILED;
+	pthread_mutex_unlock(&rw->lock);
+	if (rc)
+		snprintf(err, errlen, "cannot start the replay thread: %s",
+			 strerror(-rc));
+	else
+		dlog_printf(rw->log, "replay %s started (%llu events%s)", path,
+			    (unsigned long long)rw->total, loop ? ", looping" : "");
+	pthread_mutex_unlock(&rw->start_lock);
+	return rc;
+}
+
+void rw_stop(struct replay_worker *rw)
+{
+	pthread_mutex_lock(&rw->start_lock);
+	atomic_store(&rw->stop, true);
+	reap(rw);
+	pthread_mutex_unlock(&rw->start_lock);
+	pthread_mutex_destroy(&rw->lock);
+	pthread_mutex_destroy(&rw->start_lock);
+}
+
+int rw_format(struct replay_worker *rw, struct sbuf *out)
+{
+	pthread_mutex_lock(&rw->lock);
+	double secs = rw->state == RW_RUNNING ? elapsed(&rw->started) : rw->seconds;
+	sbuf_printf(out, "state: %s\n", state_names[rw->state]);
+	if (rw->state != RW_IDLE) {
+		sbuf_printf(out, "trace: %s\nloop: %s\nrounds: %llu\n", rw->path,
+			    rw->loop ? "true" : "false",
+			    (unsigned long long)rw->rounds);
+		sbuf_printf(out, "events: %llu/%llu\nevents_per_second: %.0f\n",
+			    (unsigned long long)rw->done,
+			    (unsigned long long)rw->total,
+			    secs > 0 ? (double)rw->done_total / secs : 0.0);
+		sbuf_printf(out, "allocs: %llu\nfrees: %llu\nooms: %llu\n",
+			    (unsigned long long)rw->counters.allocs,
+			    (unsigned long long)rw->counters.frees,
+			    (unsigned long long)rw->counters.ooms);
+		sbuf_printf(out, "error: %s\n", rw->error[0] ? rw->error : "none");
+	}
+	pthread_mutex_unlock(&rw->lock);
+	return out->error;
+}

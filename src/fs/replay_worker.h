@@ -1,0 +1,62 @@
+/*
+ * replay_worker.h - one trace replayed in a background thread (workload/replay).
+ *
+ * At most one replay runs at a time. Its progress is published after each
+ * chunk of events, so a reader sees numbers without touching the replay.
+ * A finished replay keeps what it allocated (a fresh mount shows the
+ * trace's end state) until the next replay starts or the daemon stops.
+ */
+#ifndef NPUMEMFS_REPLAY_WORKER_H
+#define NPUMEMFS_REPLAY_WORKER_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <npumemfs/replay.h>
+#include <npumemfs/sbuf.h>
+
+#include "daemon_log.h"
+
+enum rw_state { RW_IDLE, RW_RUNNING, RW_DONE, RW_FAILED, RW_STOPPED };
+
+struct replay_worker {
+	struct npa *alloc;
+	int device_count;
+	struct dlog *log;
+
+	pthread_mutex_t start_lock; /* one rw_start/rw_stop at a time */
+	pthread_mutex_t lock;   /* guards everything below */
+	pthread_t thread;
+	bool joinable;
+	atomic_bool stop;
+	enum rw_state state;
+	char path[PATH_MAX];
+	bool loop;
+	struct wl_trace *trace;
+	struct wl_replay *replay;
+	uint64_t total;         /* events in the trace */
+	uint64_t done;          /* events of the current round */
+	uint64_t done_total;    /* events over all rounds */
+	uint64_t rounds;        /* completed rounds */
+	struct wl_replay_counters counters;
+	struct timespec started;
+	double seconds;         /* running time, fixed once it ends */
+	char error[WL_ERRLEN];
+};
+
+void rw_init(struct replay_worker *rw, struct npa *alloc, int device_count,
+	     struct dlog *log);
+/*
+ * Load `path` and start replaying it. -EBUSY while a replay runs; the
+ * trace's own errors (-ENOENT, -EINVAL "TRACE:LINE: reason") in err.
+ */
+int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
+	     size_t errlen);
+/* Stop the running replay, if any, and free what every replay held. */
+void rw_stop(struct replay_worker *rw);
+int rw_format(struct replay_worker *rw, struct sbuf *out);
+
+#endif /* NPUMEMFS_REPLAY_WORKER_H */
