@@ -29,6 +29,10 @@ extern "C" {
 
 #define NPUSIM_MAX_DEVICES 16
 
+#ifndef NPUSIM_API
+#define NPUSIM_API __attribute__((visibility("default")))
+#endif
+
 struct npusim_device_config {
 	uint64_t capacity;         /* bytes of device memory */
 	uint64_t page_size;        /* device allocation granularity, e.g. 2 MiB */
@@ -52,6 +56,10 @@ struct npusim_counters {
 	uint64_t free_ns;
 	uint64_t used;            /* bytes currently allocated (page-rounded) */
 	uint64_t peak_used;
+	uint64_t live_allocations; /* aclrtMalloc* blocks not yet freed */
+	uint64_t physical_calls;  /* successful aclrtMallocPhysical calls */
+	uint64_t physical_frees;
+	uint64_t physical_used;   /* bytes of physical handles, part of used */
 };
 
 /*
@@ -59,35 +67,41 @@ struct npusim_counters {
  * Returns 0, -EINVAL for a bad config, -EBUSY if already started, or
  * -ENOMEM if the address space cannot be reserved.
  */
-int npusim_init(const struct npusim_config *cfg);
+NPUSIM_API int npusim_init(const struct npusim_config *cfg);
 /* Release everything. Device memory still allocated is reported as leaked. */
-void npusim_shutdown(void);
-bool npusim_initialized(void);
+NPUSIM_API void npusim_shutdown(void);
+/* Bytes of device memory (malloc and physical) still allocated at the last
+ * npusim_shutdown(), so that its caller can report them as leaks. */
+NPUSIM_API uint64_t npusim_last_leaked_bytes(void);
+NPUSIM_API bool npusim_initialized(void);
 /* A config with `count` devices of `capacity` bytes, 2 MiB pages, no latency. */
-void npusim_config_default(struct npusim_config *cfg, int count, uint64_t capacity);
+NPUSIM_API void npusim_config_default(struct npusim_config *cfg, int count, uint64_t capacity);
 
 /* Counters and leak information. */
-int npusim_device_counters(int device, struct npusim_counters *out);
+NPUSIM_API int npusim_device_counters(int device, struct npusim_counters *out);
 /* Change the simulated cost of malloc/free at run time. */
-int npusim_set_latency(int device, uint64_t malloc_us, uint64_t free_us);
+NPUSIM_API int npusim_set_latency(int device, uint64_t malloc_us, uint64_t free_us);
 /* The device a device pointer belongs to, or -1 if none. */
-int npusim_device_of(const void *ptr);
+NPUSIM_API int npusim_device_of(const void *ptr);
 
 /* Virtual clock. */
-uint64_t npusim_now_ns(void);
-void npusim_advance_ns(uint64_t ns);
+NPUSIM_API uint64_t npusim_now_ns(void);
+NPUSIM_API void npusim_advance_ns(uint64_t ns);
 /* Work of `ns` virtual nanoseconds on `stream` (NULL: current default stream). */
-aclError npusim_launch(aclrtStream stream, uint64_t ns);
+NPUSIM_API aclError npusim_launch(aclrtStream stream, uint64_t ns);
 /* Work on `stream` that ends only when the stream or the device is synchronized. */
-aclError npusim_launch_open(aclrtStream stream);
-/* A stable small number for a stream: 0 for a default stream, 1, 2, ... */
-uint64_t npusim_stream_id(aclrtStream stream);
+NPUSIM_API aclError npusim_launch_open(aclrtStream stream);
+/* A stable small number for a stream: 0 for a default stream, 1, 2, ...
+ * in creation order across devices; UINT64_MAX for an unknown handle. */
+NPUSIM_API uint64_t npusim_stream_id(aclrtStream stream);
 
 /* Fault injection on the device malloc path (aclrtMalloc*). */
 /* Fail the nth malloc from now on (1 = the next one); 0 disables. */
-int npusim_fail_nth_malloc(int device, uint64_t nth);
+NPUSIM_API int npusim_fail_nth_malloc(int device, uint64_t nth);
 /* Fail each malloc with probability `rate` (0..1), from a seeded PRNG. */
-int npusim_fail_malloc_rate(int device, double rate, uint64_t seed);
+NPUSIM_API int npusim_fail_malloc_rate(int device, double rate, uint64_t seed);
+/* Fail the nth aclrtMallocPhysical on `device` from now on; 0 disables. */
+NPUSIM_API int npusim_fail_nth_physical(int device, uint64_t nth);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,35 @@
+/*
+ * sched.h - streams and events on the virtual clock (internal).
+ *
+ * The rules, all under sim.sched_lock:
+ *   launch(s, ns)   s.tail = max(s.tail, now) + ns
+ *   launch_open(s)  s.open_launched++   (ends only at a synchronize)
+ *   record(e, s)    e remembers s.tail and s.open_launched
+ *   e complete      now >= e.time and s.open_ended >= e.open_seq
+ *   sync stream s   now = max(now, s.tail); s.open_ended = s.open_launched
+ *   sync event e    now = max(now, e.time); s.open_ended >= e.open_seq
+ */
+#ifndef NPUSIM_SCHED_H
+#define NPUSIM_SCHED_H
+
+#include "sim.h"
+
+struct sim_event {
+	bool recorded;
+	struct sim_stream *stream; /* NULL once the stream is destroyed */
+	uint64_t time;
+	uint64_t open_seq;
+	struct sim_event *self;    /* hash key: the handle is the address */
+	UT_hash_handle hh;
+};
+
+/* The stream a handle names (NULL: the current device's default stream),
+ * or NULL if the handle is unknown. */
+struct sim_stream *sched_stream(aclrtStream handle);
+/* Wait for everything launched on s so far. */
+void sched_sync_stream(struct sim_stream *s);
+/* Events recorded on a stream that is going away stay valid. */
+void sched_forget_stream(struct sim_stream *s);
+void sched_free_events(void);
+
+#endif /* NPUSIM_SCHED_H */

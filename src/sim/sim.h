@@ -1,0 +1,93 @@
+/*
+ * sim.h - the simulator's state, shared by its modules (not installed).
+ *
+ * There is one simulated machine per process, as there is one ACL runtime:
+ * the state is a single object, `sim`. Locks, and what they cover:
+ *   device[i].lock  that device's memory, counters and fault settings
+ *   sched_lock      the virtual clock, streams and events
+ *   vm_lock         address reservations, mappings and physical handles
+ * Lock order: vm_lock before a device lock; sched_lock is never nested.
+ */
+#ifndef NPUSIM_SIM_H
+#define NPUSIM_SIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include <npumemfs/npusim.h>
+
+#include "extent_map.h"
+#include "fault.h"
+
+struct sim_stream {
+	uint64_t id;           /* 0 for a default stream */
+	int device;
+	uint64_t tail;         /* virtual end of the timed work launched */
+	uint64_t open_launched; /* open-ended launches so far */
+	uint64_t open_ended;    /* of those, how many a synchronize ended */
+	struct sim_stream *self; /* hash key: the handle is the address */
+	UT_hash_handle hh;
+};
+
+struct sim_device {
+	pthread_mutex_t lock;
+	uint64_t capacity;
+	uint64_t page_size;
+	_Atomic uint64_t malloc_latency_us;
+	_Atomic uint64_t free_latency_us;
+	char *base;            /* page-aligned; device pointers live here */
+	uint64_t npages;       /* usable pages: capacity / page_size */
+	struct extent_map mem; /* aclrtMalloc space, page i at base + i * page_size */
+	struct extent_map phys; /* aclrtMallocPhysical space, page i at phys_fd offset i * page_size */
+	bool phys_ready;
+	int phys_fd;
+	struct npusim_counters ctr;
+	struct sim_fault malloc_fault;
+	struct sim_fault phys_fault;
+	struct sim_stream default_stream;
+};
+
+struct sim_state {
+	atomic_bool up;
+	atomic_uint generation; /* bumped by each init: resets the current device */
+	int ndev;
+	struct sim_device device[NPUSIM_MAX_DEVICES];
+
+	pthread_mutex_t sched_lock;
+	uint64_t now;
+	uint64_t next_stream_id;
+	struct sim_stream *streams;
+	struct sim_event *events;
+
+	pthread_mutex_t vm_lock;
+	struct sim_vm *vm;
+	uint64_t last_leaked;
+};
+
+extern struct sim_state sim;
+
+/* The calling thread's current device (0 until aclrtSetDevice). */
+int sim_current_device(void);
+/* The device whose aclrtMalloc range holds `p`, or NULL. */
+struct sim_device *sim_device_holding(const void *p);
+/* Whether [p, p + n) lies in one live aclrtMalloc block or mapped VM. */
+bool sim_range_is_device(const void *p, size_t n);
+bool sim_vm_range_mapped(const void *p, size_t n);
+int sim_vm_device_of(const void *p);
+
+void sim_account_alloc(struct sim_device *d, uint64_t bytes);
+void sim_account_free(struct sim_device *d, uint64_t bytes);
+
+/* Teardown hooks run by npusim_shutdown. */
+void sim_sched_reset(void);
+void sim_vm_reset(void);
+
+uint64_t sim_monotonic_ns(void);
+/* Spend `us` microseconds of real time (the simulated driver cost). */
+void sim_spend_us(uint64_t us);
+
+#endif /* NPUSIM_SIM_H */
