@@ -16,7 +16,8 @@
 #include "flavor.h"
 
 #define NPA_ROUNDUP_INTERVALS 16
-#define NPA_CONF_ERRLEN 512
+/* Room for upstream's text, the quoted input and the flavor's key list. */
+#define NPA_CONF_ERRLEN 1024
 
 /* Where an option's effective value came from (shown by ctl/alloc_conf). */
 enum npa_conf_origin {
@@ -62,6 +63,7 @@ struct npa_conf {
 	bool multi_stream_lazy_reclaim; /* npu */
 	enum npa_conf_origin origin[NPA_CONF_NKEYS];
 	char last_string[512];          /* the last string parsed, as given */
+	size_t segment_size;            /* npu segment_size_mb (deprecated); 0 = unset */
 };
 
 /* The defaults of `flavor`'s upstream. */
@@ -72,6 +74,17 @@ void npa_conf_default(struct npa_conf *conf, const struct npa_flavor *flavor);
  * each key given with `origin`. On error return -EINVAL, leave `*conf`
  * unchanged and write upstream's message (quoting the string and listing
  * the valid keys) into `err`.
+ *
+ * As upstream, every parse first resets max_split_size_mb,
+ * garbage_collection_threshold and roundup_power2_divisions, and sets
+ * max_non_split_rounding_mb to large_segment_size_mb (parsed first); the
+ * other keys keep their values unless given. Those reset keys take `origin`
+ * when the reset changes them or undoes an earlier setting. The npu flavor
+ * leaves everything, last_string included, untouched for "" (torch_npu
+ * returns early); the cuda flavor resets. Strings of 512 bytes or more are
+ * refused. Keys upstream accepts that only matter on real hardware
+ * (release_lock_on_npumalloc, pinned_*, backend:native, ...) are checked and
+ * accepted with no effect; npa_conf_format names them.
  */
 int npa_conf_parse(struct npa_conf *conf, const struct npa_flavor *flavor,
 		   const char *str, enum npa_conf_origin origin, char *err,
@@ -80,8 +93,44 @@ int npa_conf_parse(struct npa_conf *conf, const struct npa_flavor *flavor,
 /* Divisions for a rounded size (upstream roundup_power2_divisions(size)). */
 unsigned npa_conf_divisions(const struct npa_conf *conf, size_t size);
 
-/* Print "key value origin" lines for every option of the flavor. */
+/*
+ * Print "key value origin" lines for every option of the flavor, in
+ * NPA_CONF_KEYS order, then one "# ..." line naming the keys accepted with
+ * no effect on the simulator. Values are in upstream's syntax: sizes in
+ * MiB (base_addr_aligned_kb in KiB), booleans True/False, fractions in the
+ * shortest form that reads back exactly, roundup_power2_divisions always as
+ * the list "[1:d0,2:d1,...,>:dN]". "-" marks an option that is not set and
+ * has no upstream spelling (max_split_size_mb unlimited,
+ * garbage_collection_threshold off, page_size not 1g, segment_size_mb
+ * unset): leave such keys out. Joining the other lines as "key:value" with
+ * ',' and parsing that over npa_conf_default gives the same settings.
+ * Returns the length written, or -ENOSPC if `buflen` is too small.
+ */
 int npa_conf_format(const struct npa_conf *conf, const struct npa_flavor *flavor,
 		    char *buf, size_t buflen);
+
+/* The key as the flavor spells it (cuda: throw_on_cudamalloc_oom), or NULL
+ * if the flavor has no such option. */
+const char *npa_conf_key_name(enum npa_conf_key k, const struct npa_flavor *flavor);
+
+/* "default", "ini", "cli" or "write". */
+const char *npa_conf_origin_name(enum npa_conf_origin o);
+
+/*
+ * Whether an option may change while blocks are live: the ones torch_npu's
+ * _set_allocator_settings() or a re-parse may change at run time (split,
+ * rounding, gc, fraction, throw_on_npumalloc_oom, expandable_segments), not
+ * the ones that shape segments or addresses (large_segment_size_mb,
+ * segment_size_mb, page_size, base_addr_aligned_kb, multi_stream_lazy_reclaim).
+ */
+bool npa_conf_key_runtime_safe(enum npa_conf_key k);
+
+/*
+ * Keys whose values differ between `a` and `b` (origins and last_string
+ * are not values), in NPA_CONF_KEYS order: at most `max` are stored in
+ * `keys` (may be NULL with max 0); returns how many differ in all.
+ */
+int npa_conf_diff(const struct npa_conf *a, const struct npa_conf *b,
+		  enum npa_conf_key *keys, int max);
 
 #endif /* NPUMEMFS_ALLOC_CONF_H */
