@@ -1,0 +1,204 @@
+/*
+ * bench_alloc - the allocator against glibc on the same size sequences.
+ *
+ * Each workload's alloc/free events are replayed directly (no trace
+ * machinery, no streams) against npa_malloc/npa_free on a device with no
+ * malloc cost, and against malloc/free. Neither side touches the memory.
+ * The first allocator pass is "cold" (it fills the cache from the device);
+ * later passes are "warm" and are what the 2x target is about.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <npumemfs/npusim.h>
+
+#include "bench_traces.h"
+#include "bench_util.h"
+
+#define CAPACITY (64 * GiB)
+#define TARGET_RATIO 2.0
+#define PASS_BUDGET_NS 400000000ull
+#define MAX_PASSES 50
+
+struct op {
+	uint32_t slot;
+	uint32_t is_free;
+	uint64_t size;
+};
+
+struct workload {
+	struct op *ops;
+	size_t nops, pairs;
+	void **ptrs;
+};
+
+static int workload_from_trace(const struct wl_trace *t, struct workload *w)
+{
+	w->ops = calloc(t->nevents, sizeof(*w->ops));
+	w->ptrs = calloc(t->nslots ? t->nslots : 1, sizeof(*w->ptrs));
+	if (!w->ops || !w->ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nevents; i++) {
+		const struct wl_event *e = &t->events[i];
+
+		if (e->op != WL_ALLOC && e->op != WL_FREE)
+			continue;
+		w->ops[w->nops++] = (struct op){ e->slot, e->op == WL_FREE, e->size };
+		w->pairs += e->op == WL_ALLOC;
+	}
+	return 0;
+}
+
+static void workload_release(struct workload *w)
+{
+	free(w->ops);
+	free(w->ptrs);
+}
+
+static int npa_pass(struct npa *a, struct workload *w, uint64_t *ns, char *err,
+		    size_t errlen)
+{
+	uint64_t t0 = bench_now_ns();
+	int rc;
+
+	for (size_t i = 0; i < w->nops; i++) {
+		const struct op *o = &w->ops[i];
+
+		if (o->is_free)
+			rc = npa_free(a, w->ptrs[o->slot], err, errlen);
+		else
+			rc = npa_malloc(a, 0, o->size, NULL, &w->ptrs[o->slot], err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	*ns = bench_now_ns() - t0;
+	return 0;
+}
+
+static uint64_t glibc_pass(struct workload *w)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (size_t i = 0; i < w->nops; i++) {
+		const struct op *o = &w->ops[i];
+
+		if (o->is_free) {
+			free(w->ptrs[o->slot]);
+		} else {
+			w->ptrs[o->slot] = malloc(o->size);
+			bench_escape(w->ptrs[o->slot]);
+		}
+	}
+	return bench_now_ns() - t0;
+}
+
+static size_t passes_for(uint64_t pass_ns)
+{
+	uint64_t n = PASS_BUDGET_NS / (pass_ns ? pass_ns : 1);
+
+	return n < 3 ? 3 : n > MAX_PASSES ? MAX_PASSES : n;
+}
+
+struct result {
+	double cold_ns, warm_ns, glibc_ns; /* per alloc+free pair */
+	double frag;                       /* peak reserved / peak allocated */
+	uint64_t device_mallocs;
+};
+
+static int measure_npa(struct workload *w, struct result *res, char *err, size_t errlen)
+{
+	double v[MAX_PASSES];
+	struct npa_stats st;
+	struct npusim_counters c;
+	struct npa *a;
+	uint64_t ns;
+	size_t n;
+	int rc;
+
+	rc = bench_npa_new(NULL, &a, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = npa_pass(a, w, &ns, err, errlen);
+	res->cold_ns = (double)ns / w->pairs;
+	n = passes_for(ns);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc = npa_pass(a, w, &ns, err, errlen);
+		v[i] = (double)ns / w->pairs;
+	}
+	if (rc < 0) {
+		npa_destroy(a, NULL);
+		return rc;
+	}
+	res->warm_ns = bench_median(v, n);
+	npa_get_stats(a, 0, &st);
+	npusim_device_counters(0, &c);
+	res->frag = (double)st.reserved_bytes[NPA_STAT_ALL].peak /
+		    (double)st.allocated_bytes[NPA_STAT_ALL].peak;
+	res->device_mallocs = c.malloc_calls;
+	npa_destroy(a, NULL);
+	return rc;
+}
+
+static void measure_glibc(struct workload *w, struct result *res)
+{
+	double v[MAX_PASSES];
+	size_t n = passes_for(glibc_pass(w));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (double)glibc_pass(w) / w->pairs;
+	res->glibc_ns = bench_median(v, n);
+}
+
+static int bench_one(const char *kind, char *err, size_t errlen)
+{
+	struct wl_trace *t = NULL;
+	struct workload w = { 0 };
+	struct result r = { 0 };
+	double ratio;
+	int rc;
+
+	rc = bench_trace_make(kind, BENCH_SEED, &t, err, errlen);
+	if (rc == 0)
+		rc = workload_from_trace(t, &w);
+	if (rc == 0)
+		rc = bench_device_up(CAPACITY, err, errlen);
+	if (rc == 0) {
+		rc = measure_npa(&w, &r, err, errlen);
+		bench_device_down();
+	}
+	if (rc == 0) {
+		measure_glibc(&w, &r);
+		ratio = r.warm_ns / r.glibc_ns;
+		printf("%-9s %8zu %9.1f %9.1f %9.1f %9.2f  %-8s %10.3f %12llu\n", kind,
+		       w.pairs, r.cold_ns, r.warm_ns, r.glibc_ns, ratio,
+		       bench_verdict(ratio <= TARGET_RATIO), r.frag,
+		       (unsigned long long)r.device_mallocs);
+	}
+	workload_release(&w);
+	if (t)
+		wl_trace_free(t);
+	return rc;
+}
+
+int main(void)
+{
+	static const char *const kinds[] = { "churn", "training", "random" };
+	char err[NPA_ERRLEN] = "";
+
+	printf("bench_alloc: alloc+free pairs replayed directly; npa on a device with no malloc cost vs glibc\n");
+	printf("ns/pair = time per alloc+free pair; ratio = npa warm / glibc (target <= %.1f);\n"
+	       "peak res/alloc = peak reserved / peak allocated; dev mallocs = device mallocs over all passes\n\n",
+	       TARGET_RATIO);
+	printf("%-9s %8s %9s %9s %9s %9s  %-8s %10s %12s\n", "trace", "pairs",
+	       "npa cold", "npa warm", "glibc", "ratio", "target", "res/alloc",
+	       "dev mallocs");
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (bench_one(kinds[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "bench_alloc: %s: %s\n", kinds[i], err);
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+ * bench_pair - N cached-hit malloc+free pairs of one size, after a warm-up.
+ *
+ *     bench_pair npa|glibc N [SIZE]
+ *
+ * Meant to run under `valgrind --tool=callgrind` twice, with N and 2N: the
+ * difference of the two instruction totals divided by N is the cost of one
+ * pair, with start-up and warm-up cancelled out (run.sh does this). Run
+ * alone it prints the wall time per pair.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+#define WARMUP 1000
+#define CAPACITY (1 * GiB)
+
+static int npa_pairs(unsigned long n, size_t size, uint64_t *ns, char *err,
+		     size_t errlen)
+{
+	struct npa *a = NULL;
+	void *p;
+	uint64_t t0 = 0;
+	int rc;
+
+	rc = bench_device_up(CAPACITY, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = bench_npa_new(NULL, &a, err, errlen);
+	for (unsigned long i = 0; rc == 0 && i < WARMUP + n; i++) {
+		if (i == WARMUP)
+			t0 = bench_now_ns();
+		rc = npa_malloc(a, 0, size, NULL, &p, err, errlen);
+		if (rc == 0)
+			rc = npa_free(a, p, err, errlen);
+	}
+	*ns = bench_now_ns() - t0;
+	if (a)
+		npa_destroy(a, NULL);
+	bench_device_down();
+	return rc;
+}
+
+static void glibc_pairs(unsigned long n, size_t size, uint64_t *ns)
+{
+	uint64_t t0 = 0;
+
+	for (unsigned long i = 0; i < WARMUP + n; i++) {
+		void *p;
+
+		if (i == WARMUP)
+			t0 = bench_now_ns();
+		p = malloc(size);
+		bench_escape(p);
+		free(p);
+	}
+	*ns = bench_now_ns() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	char err[NPA_ERRLEN] = "", *end;
+	unsigned long n;
+	size_t size = 4096;
+	uint64_t ns = 0;
+
+	if (argc < 3 || argc > 4)
+		goto usage;
+	n = strtoul(argv[2], &end, 10);
+	if (*end || n == 0)
+		goto usage;
+	if (argc == 4)
+		size = strtoul(argv[3], &end, 10);
+	if (*end || size == 0)
+		goto usage;
+	if (strcmp(argv[1], "glibc") == 0) {
+		glibc_pairs(n, size, &ns);
+	} else if (strcmp(argv[1], "npa") == 0) {
+		if (npa_pairs(n, size, &ns, err, sizeof(err)) < 0) {
+			fprintf(stderr, "bench_pair: %s\n", err);
+			return 1;
+		}
+	} else {
+		goto usage;
+	}
+	printf("%s: %lu pairs of %zu bytes, %.1f ns/pair\n", argv[1], n, size,
+	       (double)ns / n);
+	return 0;
+usage:
+	fprintf(stderr, "usage: bench_pair npa|glibc N [SIZE]\n");
+	return 2;
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# run.sh BUILD_DIR - run every benchmark built in BUILD_DIR and print the
+# figures. Exits non-zero only if a benchmark could not run, never because
+# of what it measured.
+set -u
+
+build=${1:?usage: tests/bench/run.sh BUILD_DIR}
+bin=$build/bin
+status=0
+
+type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
+echo "build: $build (CMAKE_BUILD_TYPE=${type:-?}; figures are meant for Release)"
+echo "machine: $(nproc) cores, $(uname -m), $(ldd --version 2>/dev/null | sed -n '1s/.* //p' | sed 's/^/glibc /')"
+echo
+
+for b in bench_alloc bench_flat bench_replay bench_frag; do
+	if [ -x "$bin/$b" ]; then
+		"$bin/$b" || status=1
+	else
+		echo "$b: not built"
+	fi
+	echo
+done
+
+# Instructions of one cached-hit pair: callgrind totals of N and 2N pairs,
+# differenced, so start-up and warm-up cancel out. 512 bytes is glibc's
+# fastest path (tcache); 4096 is past it.
+n=100000
+instr() {
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin/bench_pair" "$@" 2>&1 >/dev/null |
+		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+per_pair() {
+	a=$(instr "$1" $n "$2")
+	b=$(instr "$1" $((2 * n)) "$2")
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		echo "?"
+	else
+		echo $(( (b - a) / n ))
+	fi
+}
+
+echo "bench_pair: instructions per cached-hit malloc+free pair"
+echo "(callgrind totals of $((2 * n)) pairs minus $n pairs, divided by $n; target < 150)"
+echo
+if ! [ -x "$bin/bench_pair" ]; then
+	echo "bench_pair: not built"
+	exit 1
+fi
+if ! command -v valgrind >/dev/null; then
+	echo "n/a (valgrind not found)"
+	exit $status
+fi
+printf '%-8s %10s %10s %8s  %s\n' "size" "npa" "glibc" "ratio" "target"
+for size in 512 4096; do
+	npa=$(per_pair npa $size)
+	glibc=$(per_pair glibc $size)
+	if [ "$npa" = "?" ] || [ "$glibc" = "?" ]; then
+		echo "$size: callgrind gave no totals (npa: $npa, glibc: $glibc)"
+		status=1
+		continue
+	fi
+	verdict="not met"
+	[ "$npa" -lt 150 ] && verdict="met"
+	printf '%-8s %10s %10s %8s  %s\n' "$size" "$npa" "$glibc" \
+		"$(awk -v a="$npa" -v b="$glibc" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "$verdict"
+done
+exit $status
