@@ -39,6 +39,10 @@ struct npa_options {
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);
+/* npa_create, with the reason for a refusal in `err` (e.g. -EOPNOTSUPP for
+ * expandable_segments, which this allocator does not do yet). */
+int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
+		   size_t errlen);
 /*
  * Free every live block, release every segment and destroy the allocator.
  * Returns the number of blocks that were still allocated (leaks), and

@@ -18,13 +18,23 @@ static void set_err(char *err, size_t errlen, const char *msg)
 
 int npa_create(const struct npa_options *opt, struct npa **out)
 {
+	return npa_create_err(opt, out, NULL, 0);
+}
+
+int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
+		   size_t errlen)
+{
 	const struct npa_flavor *flavor = opt->flavor ? opt->flavor : &npa_flavor_npu;
 
 	*out = NULL;
-	if (opt->device_count <= 0)
+	if (opt->device_count <= 0) {
+		set_err(err, errlen, "the allocator needs at least one device");
 		return -EINVAL;
-	if (opt->conf.expandable_segments)
+	}
+	if (opt->conf.expandable_segments) {
+		set_err(err, errlen, "expandable_segments is not supported yet");
 		return -EOPNOTSUPP;
+	}
 	struct npa *a = calloc(1, sizeof(*a) + (size_t)opt->device_count * sizeof(a->dev[0]));
 	if (a == NULL)
 		return -ENOMEM;
@@ -34,6 +44,7 @@ int npa_create(const struct npa_options *opt, struct npa **out)
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
 		if (rc < 0) {
+			set_err(err, errlen, "cannot read the device's memory size");
 			a->ndev = i + 1;
 			npa_destroy(a, NULL);
 			return rc;

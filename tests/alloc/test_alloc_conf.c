@@ -1,0 +1,122 @@
+/*
+ * Settings at run time (npa_set_conf) and what npa_create refuses.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "alloc_fixture.h"
+
+#define N8G (8 * GiB)
+
+static void expandable_segments_are_refused_at_creation(void **state)
+{
+	struct npusim_config cfg;
+	struct npa_options opt = { .flavor = FLAVOR(state), .device_count = 1 };
+	struct npa *a = (struct npa *)1;
+	char err[NPA_ERRLEN];
+
+	npusim_config_default(&cfg, 1, N8G);
+	assert_int_equal(npusim_init(&cfg), 0);
+	npa_conf_default(&opt.conf, FLAVOR(state));
+	opt.conf.expandable_segments = true;
+	assert_int_equal(npa_create_err(&opt, &a, err, sizeof(err)), -EOPNOTSUPP);
+	assert_null(a);
+	assert_string_equal(err, "expandable_segments is not supported yet");
+	npusim_shutdown();
+}
+
+/* max_split_size_mb changes with blocks live; the stat keeps the creation value. */
+static void max_split_size_changes_with_live_blocks(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_conf conf;
+	void *p = fx_malloc(a, 50 * MiB, NULL);
+
+	assert_int_equal(npa_set_conf(a, "max_split_size_mb:40", NPA_ORIGIN_WRITE, NULL, 0), 0);
+	npa_get_conf(a, &conf);
+	assert_int_equal(conf.max_split_size, 40 * MiB);
+	assert_int_equal(fx_stats(a).max_split_size, -1);
+	fx_free(a, p);
+	/* The cached 50 MiB block is now oversize: a 30 MiB request needs a new segment. */
+	void *q = fx_malloc(a, 30 * MiB, NULL);
+	assert_int_equal(fx_stats(a).num_device_alloc, 2);
+	fx_free(a, q);
+	fx_stop(a);
+}
+
+static void large_segment_size_waits_for_an_empty_device(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	char err[NPA_ERRLEN];
+	void *p = fx_malloc(a, 4096, NULL);
+
+	assert_int_equal(npa_set_conf(a, "large_segment_size_mb:40", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "large_segment_size_mb can only change"));
+	fx_free(a, p);
+	assert_int_equal(npa_set_conf(a, "large_segment_size_mb:40", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), -EBUSY);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(npa_set_conf(a, "large_segment_size_mb:40", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), 0);
+	void *q = fx_malloc(a, 2 * MiB, NULL);
+	assert_int_equal(fx_stats(a).reserved_bytes[LARGE].current, 40 * MiB);
+	fx_free(a, q);
+	fx_stop(a);
+}
+
+static void fraction_from_settings_applies_at_once(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), 64 * MiB);
+	void *p = NULL;
+
+	assert_int_equal(npa_set_conf(a, "per_process_memory_fraction:0.5", NPA_ORIGIN_WRITE,
+				      NULL, 0), 0);
+	assert_true(npa_get_memory_fraction(a, 0) == 0.5);
+	assert_int_equal(npa_malloc(a, 0, 40 * MiB, NULL, &p, NULL, 0), -ENOMEM);
+	fx_stop(a);
+}
+
+
+static void bad_string_changes_nothing(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_conf before, after;
+	char err[NPA_ERRLEN] = "";
+
+	assert_int_equal(npa_set_conf(a, "max_split_size_mb:100", NPA_ORIGIN_WRITE, NULL, 0), 0);
+	npa_get_conf(a, &before);
+	assert_int_equal(npa_set_conf(a, "no_such_key:1", NPA_ORIGIN_WRITE, err, sizeof(err)),
+			 -EINVAL);
+	assert_true(err[0] != '\0');
+	npa_get_conf(a, &after);
+	assert_int_equal(after.max_split_size, before.max_split_size);
+	assert_int_equal(after.max_split_size, 100 * MiB);
+	fx_stop(a);
+}
+
+static void expandable_segments_are_refused_at_run_time(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_conf conf;
+
+	assert_int_equal(npa_set_conf(a, "expandable_segments:True", NPA_ORIGIN_WRITE, NULL, 0),
+			 -EOPNOTSUPP);
+	npa_get_conf(a, &conf);
+	assert_false(conf.expandable_segments);
+	fx_stop(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH_FLAVORS(expandable_segments_are_refused_at_creation),
+		BOTH_FLAVORS(max_split_size_changes_with_live_blocks),
+		BOTH_FLAVORS(large_segment_size_waits_for_an_empty_device),
+		cmocka_unit_test_prestate(fraction_from_settings_applies_at_once,
+					  (void *)&npa_flavor_npu),
+		BOTH_FLAVORS(bad_string_changes_nothing),
+		BOTH_FLAVORS(expandable_segments_are_refused_at_run_time),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
