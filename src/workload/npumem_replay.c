@@ -173,8 +173,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 static int configure(struct run *r, const struct cli *cli)
 {
 	nmfs_config_default(&r->cfg);
-	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err)))
-		return usage_error("%s", r->err);
+	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err))) {
+		fprintf(stderr, "%s\n", r->err);
+		return EXIT_USAGE;
+	}
 	if (cli->flavor)
 		r->cfg.flavor = npa_flavor_find(cli->flavor);
 	if (cli->capacity)
@@ -219,8 +221,10 @@ static int start_allocator(struct run *r, const struct cli *cli)
 		return usage_error("%s", r->err);
 	if ((rc = npa_create(&opt, &r->alloc)) != 0)
 		return usage_error("cannot create the allocator: %s", strerror(-rc));
-	if (wl_replay_new(r->alloc, r->trace, &r->replay, r->err, sizeof(r->err)) != 0)
-		return usage_error("%s", r->err);
+	if (wl_replay_new(r->alloc, r->trace, &r->replay, r->err, sizeof(r->err)) != 0) {
+		fprintf(stderr, "%s\n", r->err);
+		return EXIT_USAGE;
+	}
 	wl_replay_set_check(r->replay, cli->check);
 	return 0;
 }

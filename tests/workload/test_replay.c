@@ -1,0 +1,469 @@
+/*
+ * test_replay.c - replaying traces against the caching allocator on the
+ * simulated NPU: the stats each event leads to, OOMs, streams, stopping,
+ * and that a bad trace touches nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/npusim.h>
+#include <npumemfs/replay.h>
+#include <npumemfs/trace_gen.h>
+
+#include "bad_traces.h"
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+/* npu flavor: 1 MiB + 1 B, padded by 32 and rounded to 512. */
+#define BLOCK_1MIB_PLUS_1 1049088
+
+struct fixture {
+	struct npa *a;
+	struct wl_trace *t;
+	struct wl_replay *r;
+	char err[WL_ERRLEN];
+};
+
+/* The running fixture, so a failed test's teardown still shuts it down. */
+static struct fixture *current;
+
+static struct fixture *start(int devices, uint64_t capacity)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct npusim_config sc;
+	struct npa_options opt = { .flavor = &npa_flavor_npu, .device_count = devices };
+
+	assert_non_null(fx);
+	npusim_config_default(&sc, devices, capacity);
+	assert_int_equal(npusim_init(&sc), 0);
+	npa_conf_default(&opt.conf, opt.flavor);
+	assert_int_equal(npa_create(&opt, &fx->a), 0);
+	current = fx;
+	return fx;
+}
+
+static void stop_fixture(struct fixture *fx)
+{
+	if (fx->r) {
+		wl_replay_release_all(fx->r);
+		wl_replay_free(fx->r);
+	}
+	wl_trace_free(fx->t);
+	npa_destroy(fx->a, NULL);
+	npusim_shutdown();
+	free(fx);
+	current = NULL;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (current)
+		stop_fixture(current);
+	else if (npusim_initialized())
+		npusim_shutdown();
+	return 0;
+}
+
+static int parse(struct fixture *fx, const char *text, size_t len)
+{
+	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
+	int rc;
+
+	assert_non_null(f);
+	rc = wl_trace_parse(f, "t", &fx->t, fx->err, sizeof(fx->err));
+	fclose(f);
+	return rc;
+}
+
+static void load(struct fixture *fx, const char *text)
+{
+	if (parse(fx, text, 0) != 0)
+		fail_msg("parse: %s", fx->err);
+	if (wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)) != 0)
+		fail_msg("replay_new: %s", fx->err);
+}
+
+static void run_all(struct fixture *fx)
+{
+	if (wl_replay_run(fx->r, 0, fx->t->nevents, NULL, fx->err, sizeof(fx->err)) != 0)
+		fail_msg("replay: %s", fx->err);
+}
+
+static struct npa_stats stats(struct fixture *fx, int device)
+{
+	struct npa_stats s;
+
+	assert_int_equal(npa_get_stats(fx->a, device, &s), 0);
+	return s;
+}
+
+static struct wl_replay_counters counters(struct fixture *fx)
+{
+	struct wl_replay_counters c;
+
+	wl_replay_counters(fx->r, &c);
+	return c;
+}
+
+static void bad_trace_leaves_allocator_untouched(void **state)
+{
+	const struct bad_trace *b = *state;
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats before = stats(fx, 0), after;
+	struct npusim_counters dev;
+
+	assert_int_equal(parse(fx, b->text, b->len), -EINVAL);
+	assert_string_equal(fx->err, b->message);
+	after = stats(fx, 0);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_int_equal(after.allocation[NPA_STAT_ALL].allocated, 0);
+	assert_int_equal(npusim_device_counters(0, &dev), 0);
+	assert_int_equal(dev.malloc_calls, 0);
+	stop_fixture(fx);
+}
+
+static void alloc_of_1_mib_plus_1_reserves_a_20_mib_segment(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 20 * MiB);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 20 * MiB);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, BLOCK_1MIB_PLUS_1);
+	assert_int_equal(s.requested_bytes[NPA_STAT_ALL].current, 1048577);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 1);
+	assert_int_equal(counters(fx).allocs, 1);
+	stop_fixture(fx);
+}
+
+static void free_keeps_the_segment_cached_and_empty_cache_releases_it(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 3MiB\nfree a\nempty_cache\n");
+	assert_int_equal(wl_replay_run(fx->r, 0, 2, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, 0);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 20 * MiB);
+	assert_int_equal(wl_replay_run(fx->r, 2, 3, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 0);
+	assert_int_equal(s.num_device_free, 1);
+	stop_fixture(fx);
+}
+
+static void record_stream_keeps_a_freed_block_active_until_its_stream_syncs(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nfree a\nalloc b 1048577\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, BLOCK_1MIB_PLUS_1);
+	assert_int_equal(s.active_bytes[NPA_STAT_ALL].current, 2 * BLOCK_1MIB_PLUS_1);
+	assert_int_equal(s.active[NPA_STAT_ALL].current, 2);
+	stop_fixture(fx);
+}
+
+static void sync_of_the_stream_lets_the_next_alloc_reuse_the_block(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nfree a\nsync 1\nalloc b 1048577\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_ALL].current, BLOCK_1MIB_PLUS_1);
+	assert_int_equal(s.active[NPA_STAT_ALL].current, 1);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 20 * MiB);
+	stop_fixture(fx);
+}
+
+static void bare_sync_completes_every_stream(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nrecord_stream a 2\nfree a\n"
+		 "sync\nalloc b 1048577\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active[NPA_STAT_ALL].current, 1);
+	stop_fixture(fx);
+}
+
+static void oom_is_counted_and_the_replay_goes_on(void **state)
+{
+	struct fixture *fx = start(1, 64 * MiB);
+	struct wl_replay_counters c;
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 40MiB\nalloc b 40MiB\nalloc c 1MiB\n");
+	run_all(fx);
+	c = counters(fx);
+	assert_int_equal(c.events, 3);
+	assert_int_equal(c.ooms, 1);
+	assert_int_equal(c.allocs, 2);
+	s = stats(fx, 0);
+	assert_int_equal(s.num_ooms, 1);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 2);
+	stop_fixture(fx);
+}
+
+static void free_after_an_oom_is_skipped(void **state)
+{
+	struct fixture *fx = start(1, 64 * MiB);
+	struct wl_replay_counters c;
+
+	(void)state;
+	load(fx, "alloc a 40MiB\nalloc b 40MiB\nrecord_stream b 1\nfree b\nfree a\n");
+	run_all(fx);
+	c = counters(fx);
+	assert_int_equal(c.ooms, 1);
+	assert_int_equal(c.skipped_record_streams, 1);
+	assert_int_equal(c.skipped_frees, 1);
+	assert_int_equal(c.frees, 1);
+	assert_int_equal(stats(fx, 0).allocated_bytes[NPA_STAT_ALL].current, 0);
+	stop_fixture(fx);
+}
+
+static void fraction_limits_what_the_device_may_reserve(void **state)
+{
+	struct fixture *fx = start(1, 64 * MiB);
+
+	(void)state;
+	load(fx, "fraction 0.5\nalloc a 40MiB\nalloc b 1MiB\n");
+	run_all(fx);
+	assert_int_equal(counters(fx).ooms, 1);
+	assert_int_equal(stats(fx, 0).reserved_bytes[NPA_STAT_ALL].current, 20 * MiB);
+	stop_fixture(fx);
+}
+
+static void reset_peak_brings_peaks_down_to_current(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 10MiB\nalloc b 2MiB\nfree a\nreset_peak\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].peak, 2 * MiB + 512);
+	stop_fixture(fx);
+}
+
+static void reset_accumulated_zeroes_allocated_and_freed(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 10MiB\nfree a\nreset_accumulated\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].allocated, 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].freed, 0);
+	/* 10 MiB is not below kMinLargeAlloc: its own segment, rounded to 2 MiB. */
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 12 * MiB);
+	stop_fixture(fx);
+}
+
+static void devices_of_the_trace_are_the_allocators_devices(void **state)
+{
+	struct fixture *fx = start(2, 8 * GiB);
+
+	(void)state;
+	load(fx, "alloc a 1MiB device=1\nalloc b 3MiB stream=4 device=1\nrecord_stream a 4\n"
+		 "free a\nsync 4\n");
+	run_all(fx);
+	assert_int_equal(stats(fx, 0).reserved_bytes[NPA_STAT_ALL].current, 0);
+	assert_int_equal(stats(fx, 1).allocated_bytes[NPA_STAT_ALL].current, 3 * MiB + 512);
+	stop_fixture(fx);
+}
+
+static void a_device_the_allocator_lacks_is_refused_before_running(void **state)
+{
+	struct fixture *fx = start(2, 8 * GiB);
+
+	(void)state;
+	assert_int_equal(parse(fx, "alloc a 1\nalloc b 1 device=3\n", 0), 0);
+	assert_int_equal(wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)),
+			 -EINVAL);
+	assert_string_equal(fx->err, "t:2: device 3 does not exist (2 devices)");
+	assert_null(fx->r);
+	stop_fixture(fx);
+}
+
+static const char *many_pairs(size_t pairs)
+{
+	static char text[64 * 4096];
+	size_t n = 0;
+
+	assert_true(pairs <= 4096);
+	for (size_t i = 0; i < pairs; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "alloc x%zu 4096\nfree x%zu\n",
+				      i, i);
+	return text;
+}
+
+static void a_set_stop_flag_cancels_before_any_event(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	atomic_bool stop = true;
+
+	(void)state;
+	load(fx, many_pairs(3000));
+	assert_int_equal(wl_replay_run(fx->r, 0, 6000, &stop, fx->err, sizeof(fx->err)),
+			 -ECANCELED);
+	assert_int_equal(counters(fx).position, 0);
+	assert_int_equal(counters(fx).events, 0);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].allocated, 0);
+	stop_fixture(fx);
+}
+
+static void a_stopped_replay_resumes_where_it_stopped(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	atomic_bool stop = true;
+	struct wl_replay_counters c;
+
+	(void)state;
+	load(fx, many_pairs(3000));
+	assert_int_equal(wl_replay_run(fx->r, 0, 100, NULL, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(wl_replay_run(fx->r, 100, 6000, &stop, fx->err, sizeof(fx->err)),
+			 -ECANCELED);
+	stop = false;
+	c = counters(fx);
+	assert_int_equal(c.position, 100);
+	assert_int_equal(wl_replay_run(fx->r, c.position, 6000, &stop, fx->err,
+				       sizeof(fx->err)), 0);
+	c = counters(fx);
+	assert_int_equal(c.position, 6000);
+	assert_int_equal(c.events, 6000);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].allocated, 3000);
+	stop_fixture(fx);
+}
+
+static void release_all_frees_what_the_trace_left_live(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+
+	(void)state;
+	load(fx, "alloc a 1MiB\nalloc b 30MiB\nalloc c 0\n");
+	run_all(fx);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].current, 2);
+	wl_replay_release_all(fx->r);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].current, 0);
+	/* The same replay runs again from the start: a loop. */
+	run_all(fx);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].current, 2);
+	assert_int_equal(counters(fx).events, 6);
+	stop_fixture(fx);
+}
+
+static struct wl_trace *generated(enum wl_gen_kind kind, unsigned steps)
+{
+	struct wl_gen_options opt = { .seed = 1, .steps = steps };
+	char *text = NULL, err[WL_ERRLEN];
+	size_t len = 0;
+	struct wl_trace *t = NULL;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(wl_gen_write(kind, &opt, f), 0);
+	fclose(f);
+	f = fmemopen(text, len, "r");
+	assert_int_equal(wl_trace_parse(f, "gen", &t, err, sizeof(err)), 0);
+	fclose(f);
+	free(text);
+	return t;
+}
+
+static void churn_keeps_every_invariant_after_every_event(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+
+	(void)state;
+	fx->t = generated(WL_GEN_CHURN, 3000);
+	assert_int_equal(wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)), 0);
+	wl_replay_set_check(fx->r, true);
+	run_all(fx);
+	assert_int_equal(stats(fx, 0).allocation[NPA_STAT_ALL].current, 0);
+	stop_fixture(fx);
+}
+
+static void training_fits_a_32_gib_device_with_a_peak_of_a_few_gib(void **state)
+{
+	struct fixture *fx = start(1, 32 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	fx->t = generated(WL_GEN_TRAINING, 5);
+	assert_int_equal(wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)), 0);
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(counters(fx).ooms, 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 0);
+	assert_true(s.allocated_bytes[NPA_STAT_ALL].peak > 2 * (int64_t)GiB);
+	assert_true(s.reserved_bytes[NPA_STAT_ALL].peak < 8 * (int64_t)GiB);
+	assert_int_equal(npa_check(fx->a, 0, fx->err, sizeof(fx->err)), 0);
+	stop_fixture(fx);
+}
+
+#define T(test) cmocka_unit_test_teardown(test, teardown)
+
+int main(void)
+{
+	static struct CMUnitTest tests[NBAD_TRACES + 32];
+	static const struct CMUnitTest fixed[] = {
+		T(alloc_of_1_mib_plus_1_reserves_a_20_mib_segment),
+		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
+		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
+		T(sync_of_the_stream_lets_the_next_alloc_reuse_the_block),
+		T(bare_sync_completes_every_stream),
+		T(oom_is_counted_and_the_replay_goes_on),
+		T(free_after_an_oom_is_skipped),
+		T(fraction_limits_what_the_device_may_reserve),
+		T(reset_peak_brings_peaks_down_to_current),
+		T(reset_accumulated_zeroes_allocated_and_freed),
+		T(devices_of_the_trace_are_the_allocators_devices),
+		T(a_device_the_allocator_lacks_is_refused_before_running),
+		T(a_set_stop_flag_cancels_before_any_event),
+		T(a_stopped_replay_resumes_where_it_stopped),
+		T(release_all_frees_what_the_trace_left_live),
+		T(churn_keeps_every_invariant_after_every_event),
+		T(training_fits_a_32_gib_device_with_a_peak_of_a_few_gib),
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < NBAD_TRACES; i++) {
+		struct CMUnitTest c = cmocka_unit_test_prestate_setup_teardown(
+			bad_trace_leaves_allocator_untouched, NULL, teardown,
+			(void *)&bad_traces[i]);
+		c.name = bad_traces[i].name;
+		tests[n++] = c;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		tests[n++] = fixed[i];
+	return _cmocka_run_group_tests("replay", tests, n, NULL, NULL);
+}
