@@ -253,7 +253,7 @@ static int mb_value(struct parse *p, const struct entry *e, size_t *mb)
 
 static int large_segment(struct parse *p, const struct entry *e, struct npa_conf *c)
 {
-	size_t mb;
+	size_t mb = 0;
 	int rc = mb_value(p, e, &mb);
 
 	if (rc)
@@ -269,7 +269,7 @@ static int large_segment(struct parse *p, const struct entry *e, struct npa_conf
 static int split_bound(struct parse *p, const struct entry *e, size_t min_mb,
 		       size_t *out)
 {
-	size_t mb;
+	size_t mb = 0;
 	int rc = mb_value(p, e, &mb);
 
 	if (rc)
@@ -364,7 +364,7 @@ struct roundup_list {
 static int roundup_pair(struct parse *p, const char *name, const char *val, void *arg)
 {
 	struct roundup_list *l = arg;
-	unsigned v;
+	unsigned v = 0;
 	uint64_t b;
 	size_t idx;
 	int rc = divisions_value(p, val, true, &v);
@@ -394,7 +394,7 @@ static int roundup_pair(struct parse *p, const char *name, const char *val, void
 static int roundup(struct parse *p, const struct entry *e, struct npa_conf *c)
 {
 	struct roundup_list l = { c->roundup_power2_divisions, 0, true };
-	unsigned v;
+	unsigned v = 0;
 	int rc;
 
 	if (strcmp(value(p, e), "[") == 0)
@@ -490,7 +490,7 @@ static int npu_int(struct parse *p, const struct entry *e, unsigned *out)
 static int base_addr(struct parse *p, const struct entry *e, struct npa_conf *c)
 {
 	const char *v = value(p, e);
-	unsigned kb;
+	unsigned kb = 0;
 	int rc = npu_int(p, e, &kb);
 
 	if (rc)
@@ -504,7 +504,7 @@ static int base_addr(struct parse *p, const struct entry *e, struct npa_conf *c)
 
 static int segment_size(struct parse *p, const struct entry *e, struct npa_conf *c)
 {
-	unsigned mb;
+	unsigned mb = 0;
 	int rc = npu_int(p, e, &mb);
 
 	if (rc)

@@ -1,5 +1,5 @@
 /*
- * test_alloc_conf.c - PYTORCH_NPU_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF as
+ * test_alloc_conf_parse.c - PYTORCH_NPU_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF as
  * torch_npu and current PyTorch read them.
  */
 #include <errno.h>
