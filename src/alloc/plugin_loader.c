@@ -9,6 +9,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +22,49 @@
 
 #include "plugin_trust.h"
 
-static int load_object(struct plugin *p, int fd, char *err, size_t errlen)
+/*
+ * glibc hands back an already loaded object whose name matches, before it
+ * looks at the file: "/proc/self/fd/7" may name an earlier plug-in loaded
+ * from another file through the same descriptor number. Is `name` taken so?
+ */
+static bool name_is_taken(const char *name)
+{
+	struct link_map *lm = NULL;
+	void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!h)
+		return false;
+	bool taken = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
+		     strcmp(lm->l_name, name) == 0;
+	dlclose(h);
+	return taken;
+}
+
+/* A descriptor for the same file whose /proc name no loaded object has. */
+static int fresh_fd_name(int *fd, char *name, size_t len)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		snprintf(name, len, "/proc/self/fd/%d", *fd);
+		if (!name_is_taken(name))
+			return 0;
+		int again = fcntl(*fd, F_DUPFD_CLOEXEC, *fd + 1);
+		if (again < 0)
+			return -errno;
+		close(*fd);
+		*fd = again;
+	}
+	return -EMFILE;
+}
+
+static int load_object(struct plugin *p, int *fd, char *err, size_t errlen)
 {
 	char fdpath[64];
+	int rc = fresh_fd_name(fd, fdpath, sizeof(fdpath));
 
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	if (rc) {
+		snprintf(err, errlen, "cannot load %s: %s", p->path, strerror(-rc));
+		return rc;
+	}
 	p->handle = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
 	if (!p->handle) {
 		const char *why = dlerror();
@@ -110,7 +151,7 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		free(p);
 		return fd;
 	}
-	rc = load_object(p, fd, err, errlen);
+	rc = load_object(p, &fd, err, errlen);
 	close(fd);
 	if (!rc)
 		rc = resolve_all(p, err, errlen);

@@ -99,6 +99,29 @@ static void init_checked_returning_nonzero_refuses_the_load(void **state)
 	assert_null(p);
 }
 
+static void two_files_loaded_at_once_are_two_objects(void **state)
+{
+	struct plugin *first = NULL, *second = NULL;
+	struct plugin_tmpdir other;
+	(void)state;
+
+	/* Both are opened, loaded and closed through the same fd number. */
+	assert_int_equal(plugin_tmpdir_make(&other, FIXTURE_SO, "fixture.so"), 0);
+
+	assert_int_equal(open_spec("%s fx_alloc fx_free init=fx_init", tmp.so, &first), 0);
+	snprintf(line, sizeof(line), "%s fx_alloc fx_free init=fx_init", other.so);
+	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, &second, err,
+				     sizeof(err)), 0);
+	assert_ptr_not_equal(first->handle, second->handle);
+	assert_ptr_not_equal(first->alloc, second->alloc);
+	struct fx_counts *(*counts)(void);
+	*(void **)&counts = dlsym(second->handle, "fx_counts");
+	assert_int_equal(counts()->init, 1);
+	plugin_close(second);
+	plugin_close(first);
+	plugin_tmpdir_remove(&other);
+}
+
 static void relative_path_is_refused(void **state)
 {
 	struct plugin *p = NULL;
@@ -294,6 +317,7 @@ int main(void)
 		T(loads_and_resolves_alloc_free_and_hooks),
 		T(init_hook_gets_the_device_count),
 		T(init_checked_returning_nonzero_refuses_the_load),
+		T(two_files_loaded_at_once_are_two_objects),
 		T(relative_path_is_refused),
 		T(unknown_hook_is_refused),
 		T(hook_given_twice_is_refused),

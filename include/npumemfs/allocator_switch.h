@@ -1,0 +1,95 @@
+/*
+ * allocator_switch.h - the allocator in use, and the ones it replaced.
+ *
+ * The daemon allocates only through this facade. It holds the built-in
+ * caching allocator (never unloaded) and at most one current plug-in;
+ * swapping is allowed with live allocations (upstream refuses): each block
+ * stays owned by the allocator that made it and is freed through it, new
+ * blocks come from the current one, and a retired plug-in is unloaded when
+ * its last block is freed. No byte of a live allocation moves or is lost.
+ *
+ * Thread-safe. Allocator and plug-in calls run without the switch's lock,
+ * so a slow plug-in never holds up a reader.
+ */
+#ifndef NPUMEMFS_ALLOCATOR_SWITCH_H
+#define NPUMEMFS_ALLOCATOR_SWITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "caching_allocator.h"
+#include "pluggable_allocator.h"
+
+struct sw;
+
+struct sw_options {
+	struct npa *caching;     /* the built-in allocator; stays the caller's */
+	int device_count;
+	const char *plugin_dirs; /* comma-separated allowed folders ("" none) */
+	uid_t owner;             /* who may own plug-in files besides root */
+};
+
+enum sw_kind { SW_CACHING, SW_PLUGIN };
+
+/* One allocator the switch knows: the current one or a retired one. */
+struct sw_info {
+	unsigned id;             /* 0 = caching; plug-ins count up from 1 */
+	enum sw_kind kind;
+	bool current;
+	char name[32];           /* "caching", or "plugin1", "plugin2", ... */
+	char path[PATH_MAX];     /* plug-in only */
+	char alloc_name[PLUGIN_SYMLEN];
+	char free_name[PLUGIN_SYMLEN];
+	char hooks[PLUGIN_NHOOKS * (PLUGIN_SYMLEN + 24)]; /* "reset=fn ..." */
+	time_t since;            /* loaded, or made current for caching */
+	uint64_t live_blocks;    /* allocations made through the switch */
+	uint64_t live_bytes;
+	struct npl_guard_counts guard; /* plug-in only */
+};
+
+int sw_create(const struct sw_options *opt, struct sw **out);
+/* Unload every plug-in (giving back what they still hold); not the npa. */
+void sw_destroy(struct sw *sw);
+
+int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
+	      void **ptr, char *err, size_t errlen);
+/* Through the owner. -EINVAL "Trying to free a pointer not allocated here". */
+int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen);
+int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
+
+/*
+ * A line written to ctl/allocator: "caching" or a plug-in spec. On error
+ * nothing changes and the reason is in err (see plugin_open for errnos).
+ */
+int sw_write(struct sw *sw, const char *line, char *err, size_t errlen);
+int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen);
+void sw_set_caching(struct sw *sw);
+/* Is the built-in allocator the current one? */
+bool sw_is_caching(struct sw *sw);
+
+/* Stats and snapshot of the current allocator. */
+int sw_get_stats(struct sw *sw, int device, struct npa_stats *out);
+int sw_snapshot(struct sw *sw, int device, struct npa_snapshot *out);
+/* Stats of allocator `id` (see sw_list); -ENOENT once it is gone. */
+int sw_get_stats_of(struct sw *sw, unsigned id, int device,
+		    struct npa_stats *out);
+
+/* empty_cache: the caching allocator's, and every plug-in's reset hook. */
+int sw_empty_cache(struct sw *sw, int device);
+/* Set on the caching allocator and the current plug-in's hook. */
+int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
+			   char *err, size_t errlen);
+double sw_get_memory_fraction(struct sw *sw, int device);
+/* On every allocator the switch holds. */
+int sw_reset_peak_stats(struct sw *sw, int device);
+int sw_reset_accumulated_stats(struct sw *sw, int device);
+
+/* The current allocator first, then the retired ones, oldest first. */
+int sw_list(struct sw *sw, struct sw_info **out, size_t *n);
+/* ctl/allocator's text (malloc'd, NUL-terminated), or NULL for ENOMEM. */
+char *sw_describe(struct sw *sw);
+
+#endif /* NPUMEMFS_ALLOCATOR_SWITCH_H */

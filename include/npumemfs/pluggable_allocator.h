@@ -1,0 +1,94 @@
+/*
+ * pluggable_allocator.h - a loaded plug-in made into an allocator with stats.
+ *
+ * Upstream's pluggable allocator keeps only ptr -> (size, device, stream)
+ * and answers every stats call with "does not yet support". This wrapper
+ * keeps the same map and, from it, the memory_stats() counters and a
+ * snapshot, so every view works for a plug-in. A plug-in has no visible
+ * cache: each allocation counts as one segment of exactly its size, so
+ * reserved equals allocated and the inactive_split counters, retries,
+ * oversize counters and max_split_size stay 0.
+ *
+ * It also guards the daemon against a plug-in's mistakes: a pointer that
+ * is not NPL_ALIGNMENT-aligned, or overlaps a live allocation, is given
+ * back to the plug-in and the allocation fails; NULL is an OOM; a free of
+ * a pointer it did not hand out never reaches the plug-in.
+ *
+ * Thread-safe. Plug-in functions are never called with the lock held, so
+ * a slow plug-in never holds up a stats reader.
+ */
+#ifndef NPUMEMFS_PLUGGABLE_ALLOCATOR_H
+#define NPUMEMFS_PLUGGABLE_ALLOCATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugin.h"
+#include "snapshot.h"
+#include "stats.h"
+
+/* What the caching allocator guarantees (kMinBlockSize), so callers may too. */
+#define NPL_ALIGNMENT 512
+/* upstream kSmallSize: requests up to 1 MiB count in small_pool. */
+#define NPL_SMALL_SIZE (1u << 20)
+
+struct npl;
+
+/* Counters of the wrapper itself, beyond memory_stats(). */
+struct npl_guard_counts {
+	uint64_t refused_frees;     /* foreign or double frees */
+	uint64_t refused_unaligned; /* allocations given back: unaligned */
+	uint64_t refused_overlap;   /* allocations given back: overlapping */
+	uint64_t null_returns;      /* allocations the plug-in could not make */
+	uint64_t live_blocks;       /* all devices */
+	uint64_t live_bytes;
+};
+
+/* Wrap `p` (the wrapper owns it from now on, even on error). */
+int npl_create(struct plugin *p, int device_count, struct npl **out);
+/*
+ * Give every live block back to the plug-in, then unload it. Returns the
+ * number of blocks that were still live.
+ */
+size_t npl_destroy(struct npl *a);
+const struct plugin *npl_plugin(const struct npl *a);
+
+/*
+ * Allocate through the plug-in. size 0 gives *ptr = NULL. -ENOMEM when the
+ * plug-in returns NULL, -EFAULT when it returns a bad pointer, -EINVAL for
+ * a bad device; the reason is in err.
+ */
+int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
+	       void **ptr, char *err, size_t errlen);
+/* -EINVAL "Trying to free a pointer not allocated here" for a foreign ptr. */
+int npl_free(struct npl *a, void *ptr, char *err, size_t errlen);
+/* record_stream hook, for a live pointer. */
+int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream);
+/* base_alloc hook (the pointer itself, and its size, without one). */
+void *npl_base_allocation(struct npl *a, void *ptr, size_t *size);
+/* Requested size of a live pointer, 0 if unknown. */
+size_t npl_block_size(struct npl *a, const void *ptr);
+
+/* empty_cache: the reset hook, if any (once, whatever the device). */
+int npl_empty_cache(struct npl *a, int device);
+int npl_set_memory_fraction(struct npl *a, int device, double fraction,
+			    char *err, size_t errlen);
+double npl_get_memory_fraction(struct npl *a, int device);
+int npl_reset_peak_stats(struct npl *a, int device);        /* -1: all */
+int npl_reset_accumulated_stats(struct npl *a, int device); /* -1: all */
+
+/* Private-pool hooks; a no-op where the plug-in has none, as upstream. */
+void npl_begin_allocate_to_pool(struct npl *a, int device,
+				struct npumemfs_mempool_id pool,
+				npumemfs_stream_filter filter, void *arg);
+void npl_end_allocate_to_pool(struct npl *a, int device,
+			      struct npumemfs_mempool_id pool);
+void npl_release_pool(struct npl *a, int device,
+		      struct npumemfs_mempool_id pool);
+
+int npl_get_stats(struct npl *a, int device, struct npa_stats *out);
+/* One segment with one active block per live allocation. */
+int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out);
+void npl_guard_counts(struct npl *a, struct npl_guard_counts *out);
+
+#endif /* NPUMEMFS_PLUGGABLE_ALLOCATOR_H */

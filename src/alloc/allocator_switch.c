@@ -1,0 +1,286 @@
+/*
+ * allocator_switch.c - which allocator serves an allocation, and which one
+ * frees it.
+ *
+ * Every pointer handed out is mapped to the allocator that made it, so a
+ * swap never changes who frees a live block. An allocator is pinned (busy)
+ * while a call runs on it outside the lock; a retired plug-in is unloaded
+ * by whoever drops its last block or its last pin.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include <npumemfs/allocator_switch.h>
+
+#include "allocator_switch_impl.h"
+
+struct sw_owner {
+	void *ptr;
+	size_t size;
+	struct sw_entry *e;
+	UT_hash_handle hh;
+};
+
+int sw_create(const struct sw_options *opt, struct sw **out)
+{
+	if (!opt->caching || opt->device_count < 1)
+		return -EINVAL;
+	struct sw *sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	sw->plugin_dirs = strdup(opt->plugin_dirs ? opt->plugin_dirs : "");
+	if (!sw->plugin_dirs) {
+		free(sw);
+		return -ENOMEM;
+	}
+	sw->npa = opt->caching;
+	sw->device_count = opt->device_count;
+	sw->owner = opt->owner;
+	sw->caching.kind = SW_CACHING;
+	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
+	sw->caching.since = time(NULL);
+	sw->current = &sw->caching;
+	pthread_mutex_init(&sw->lock, NULL);
+	pthread_mutex_init(&sw->swap_lock, NULL);
+	*out = sw;
+	return 0;
+}
+
+void sw_destroy(struct sw *sw)
+{
+	struct sw_owner *o, *tmp;
+
+	if (!sw)
+		return;
+	HASH_ITER(hh, sw->owners, o, tmp) {
+		HASH_DEL(sw->owners, o);
+		free(o);
+	}
+	while (sw->plugins) {
+		struct sw_entry *e = sw->plugins;
+		sw->plugins = e->next;
+		npl_destroy(e->npl);
+		free(e);
+	}
+	pthread_mutex_destroy(&sw->lock);
+	pthread_mutex_destroy(&sw->swap_lock);
+	free(sw->plugin_dirs);
+	free(sw);
+}
+
+void sw_pin(struct sw_entry *e)
+{
+	e->busy++;
+}
+
+/* Lock held. Unlinks `e` and returns it if nothing keeps it any more. */
+struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e)
+{
+	e->busy--;
+	if (e->kind != SW_PLUGIN || e == sw->current || e->busy || e->live_blocks)
+		return NULL;
+	for (struct sw_entry **pp = &sw->plugins; *pp; pp = &(*pp)->next)
+		if (*pp == e) {
+			*pp = e->next;
+			return e;
+		}
+	return NULL;
+}
+
+/* Unload what sw_unpin unlinked; outside the lock (plug-in code runs). */
+void sw_reap(struct sw_entry *e)
+{
+	if (e) {
+		npl_destroy(e->npl);
+		free(e);
+	}
+}
+
+void sw_release(struct sw *sw, struct sw_entry *e)
+{
+	pthread_mutex_lock(&sw->lock);
+	struct sw_entry *gone = sw_unpin(sw, e);
+	pthread_mutex_unlock(&sw->lock);
+	sw_reap(gone);
+}
+
+struct sw_entry *sw_pin_current(struct sw *sw)
+{
+	pthread_mutex_lock(&sw->lock);
+	struct sw_entry *e = sw->current;
+	sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+static int entry_malloc(struct sw *sw, struct sw_entry *e, int device,
+			size_t size, aclrtStream stream, void **ptr, char *err,
+			size_t errlen)
+{
+	if (e->kind == SW_CACHING)
+		return npa_malloc(sw->npa, device, size, stream, ptr, err, errlen);
+	return npl_malloc(e->npl, device, size, stream, ptr, err, errlen);
+}
+
+static int entry_free(struct sw *sw, struct sw_entry *e, void *ptr, char *err,
+		      size_t errlen)
+{
+	if (e->kind == SW_CACHING)
+		return npa_free(sw->npa, ptr, err, errlen);
+	return npl_free(e->npl, ptr, err, errlen);
+}
+
+int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
+	      void **ptr, char *err, size_t errlen)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	int rc = entry_malloc(sw, e, device, size, stream, ptr, err, errlen);
+	struct sw_owner *o = NULL;
+
+	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
+		entry_free(sw, e, *ptr, err, errlen);
+		*ptr = NULL;
+		snprintf(err, errlen, "out of host memory");
+		rc = -ENOMEM;
+	}
+	pthread_mutex_lock(&sw->lock);
+	if (o) {
+		o->ptr = *ptr;
+		o->size = size;
+		o->e = e;
+		HASH_ADD_PTR(sw->owners, ptr, o);
+		e->live_blocks++;
+		e->live_bytes += size;
+	}
+	struct sw_entry *gone = sw_unpin(sw, e);
+	pthread_mutex_unlock(&sw->lock);
+	sw_reap(gone);
+	return rc;
+}
+
+int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
+{
+	struct sw_owner *o = NULL;
+
+	if (!ptr)
+		return 0;
+	pthread_mutex_lock(&sw->lock);
+	HASH_FIND_PTR(sw->owners, &ptr, o);
+	if (!o) {
+		sw->refused_frees++;
+		pthread_mutex_unlock(&sw->lock);
+		snprintf(err, errlen, "Trying to free a pointer not allocated here");
+		return -EINVAL;
+	}
+	struct sw_entry *e = o->e;
+	HASH_DEL(sw->owners, o);
+	e->live_blocks--;
+	e->live_bytes -= o->size;
+	sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	free(o);
+
+	int rc = entry_free(sw, e, ptr, err, errlen);
+	sw_release(sw, e);
+	return rc;
+}
+
+int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
+{
+	struct sw_owner *o = NULL;
+
+	pthread_mutex_lock(&sw->lock);
+	HASH_FIND_PTR(sw->owners, &ptr, o);
+	struct sw_entry *e = o ? o->e : NULL;
+	if (e)
+		sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	if (!e)
+		return -EINVAL;
+	int rc = e->kind == SW_CACHING ? npa_record_stream(sw->npa, ptr, stream)
+				       : npl_record_stream(e->npl, ptr, stream);
+	sw_release(sw, e);
+	return rc;
+}
+
+/* Make `e` current; the one it replaces is unloaded if nothing holds it. */
+static void make_current(struct sw *sw, struct sw_entry *e)
+{
+	pthread_mutex_lock(&sw->lock);
+	struct sw_entry *old = sw->current;
+	if (e->kind == SW_PLUGIN) {
+		e->id = ++sw->last_id;
+		snprintf(e->name, sizeof(e->name), "plugin%u", e->id);
+		struct sw_entry **pp = &sw->plugins;
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = e;
+	} else {
+		e->since = time(NULL);
+	}
+	sw->current = e;
+	sw_pin(old);
+	struct sw_entry *gone = sw_unpin(sw, old);
+	pthread_mutex_unlock(&sw->lock);
+	sw_reap(gone);
+}
+
+int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
+{
+	struct plugin *p = NULL;
+	struct sw_entry *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		snprintf(err, errlen, "out of host memory");
+		return -ENOMEM;
+	}
+	/* One load at a time, so ids follow the order of the writes. */
+	pthread_mutex_lock(&sw->swap_lock);
+	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count,
+			     &p, err, errlen);
+	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
+		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
+	if (rc) {
+		pthread_mutex_unlock(&sw->swap_lock);
+		free(e);
+		return rc;
+	}
+	e->kind = SW_PLUGIN;
+	e->since = p->loaded_at;
+	make_current(sw, e);
+	pthread_mutex_unlock(&sw->swap_lock);
+	return 0;
+}
+
+void sw_set_caching(struct sw *sw)
+{
+	pthread_mutex_lock(&sw->swap_lock);
+	if (!sw_is_caching(sw))
+		make_current(sw, &sw->caching);
+	pthread_mutex_unlock(&sw->swap_lock);
+}
+
+bool sw_is_caching(struct sw *sw)
+{
+	pthread_mutex_lock(&sw->lock);
+	bool caching = sw->current == &sw->caching;
+	pthread_mutex_unlock(&sw->lock);
+	return caching;
+}
+
+int sw_write(struct sw *sw, const char *line, char *err, size_t errlen)
+{
+	const char *s = line + strspn(line, " \t");
+	size_t n = strcspn(s, " \t\r\n");
+
+	if (n == 7 && !strncmp(s, "caching", 7) && !s[n + strspn(s + n, " \t\r\n")]) {
+		sw_set_caching(sw);
+		return 0;
+	}
+	return sw_set_plugin(sw, line, err, errlen);
+}

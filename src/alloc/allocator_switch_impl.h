@@ -1,0 +1,49 @@
+/*
+ * allocator_switch_impl.h - the switch's state, shared by its two files
+ * (allocator_switch.c: allocation and swapping; allocator_switch_views.c:
+ * stats, listing and the ctl/allocator text).
+ */
+#ifndef NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
+#define NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
+
+#include <pthread.h>
+
+#include <npumemfs/allocator_switch.h>
+
+struct sw_owner;
+
+struct sw_entry {
+	unsigned id;
+	enum sw_kind kind;
+	char name[32];
+	struct npl *npl;          /* plug-in only */
+	time_t since;
+	uint64_t live_blocks;     /* handed out through the switch, not freed */
+	uint64_t live_bytes;
+	unsigned busy;            /* calls running on it outside the lock */
+	struct sw_entry *next;    /* plug-ins, oldest first */
+};
+
+struct sw {
+	pthread_mutex_t lock;      /* everything below */
+	pthread_mutex_t swap_lock; /* one swap at a time; taken before lock */
+	struct npa *npa;
+	int device_count;
+	char *plugin_dirs;
+	uid_t owner;
+	struct sw_entry caching;
+	struct sw_entry *current;
+	struct sw_entry *plugins;  /* current and retired plug-ins */
+	struct sw_owner *owners;   /* ptr -> entry */
+	unsigned last_id;
+	uint64_t refused_frees;
+};
+
+/* Pinning keeps an entry loaded while a call runs on it without the lock. */
+void sw_pin(struct sw_entry *e);                               /* lock held */
+struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
+void sw_reap(struct sw_entry *e);                              /* no lock */
+void sw_release(struct sw *sw, struct sw_entry *e);            /* no lock */
+struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
+
+#endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

@@ -1,0 +1,283 @@
+/*
+ * allocator_switch_views.c - stats, controls and descriptions across the
+ * allocators a switch holds.
+ *
+ * Whatever runs on an allocator runs on a pinned entry without the
+ * switch's lock, so a reader formatting ctl/allocator or a stats file
+ * never waits for a plug-in, and a plug-in never waits for a reader.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <npumemfs/allocator_switch.h>
+
+#include "allocator_switch_impl.h"
+
+static int entry_stats(struct sw *sw, struct sw_entry *e, int device,
+		       struct npa_stats *out)
+{
+	if (e->kind == SW_CACHING)
+		return npa_get_stats(sw->npa, device, out);
+	return npl_get_stats(e->npl, device, out);
+}
+
+int sw_get_stats(struct sw *sw, int device, struct npa_stats *out)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	int rc = entry_stats(sw, e, device, out);
+	sw_release(sw, e);
+	return rc;
+}
+
+int sw_snapshot(struct sw *sw, int device, struct npa_snapshot *out)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	int rc = e->kind == SW_CACHING ? npa_snapshot(sw->npa, device, out)
+				       : npl_snapshot(e->npl, device, out);
+	sw_release(sw, e);
+	return rc;
+}
+
+static struct sw_entry *pin_by_id(struct sw *sw, unsigned id)
+{
+	struct sw_entry *e = id == 0 ? &sw->caching : NULL;
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *p = sw->plugins; p && !e; p = p->next)
+		if (p->id == id)
+			e = p;
+	if (e)
+		sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+int sw_get_stats_of(struct sw *sw, unsigned id, int device,
+		    struct npa_stats *out)
+{
+	struct sw_entry *e = pin_by_id(sw, id);
+	if (!e)
+		return -ENOENT;
+	int rc = entry_stats(sw, e, device, out);
+	sw_release(sw, e);
+	return rc;
+}
+
+/* Every entry, pinned: for the controls that act on all allocators. */
+static int pin_all(struct sw *sw, struct sw_entry ***out, size_t *n)
+{
+	pthread_mutex_lock(&sw->lock);
+	size_t count = 1;
+	for (struct sw_entry *p = sw->plugins; p; p = p->next)
+		count++;
+	struct sw_entry **all = malloc(count * sizeof(*all));
+	if (all) {
+		all[0] = &sw->caching;
+		count = 1;
+		for (struct sw_entry *p = sw->plugins; p; p = p->next)
+			all[count++] = p;
+		for (size_t i = 0; i < count; i++)
+			sw_pin(all[i]);
+	}
+	pthread_mutex_unlock(&sw->lock);
+	*out = all;
+	*n = all ? count : 0;
+	return all ? 0 : -ENOMEM;
+}
+
+static void release_all(struct sw *sw, struct sw_entry **all, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sw_release(sw, all[i]);
+	free(all);
+}
+
+enum control { EMPTY_CACHE, RESET_PEAK, RESET_ACCUMULATED };
+
+static int entry_control(struct sw *sw, struct sw_entry *e, enum control c,
+			 int device)
+{
+	bool caching = e->kind == SW_CACHING;
+
+	switch (c) {
+	case EMPTY_CACHE:
+		return caching ? npa_empty_cache(sw->npa, device)
+			       : npl_empty_cache(e->npl, device);
+	case RESET_PEAK:
+		return caching ? npa_reset_peak_stats(sw->npa, device)
+			       : npl_reset_peak_stats(e->npl, device);
+	case RESET_ACCUMULATED:
+		return caching ? npa_reset_accumulated_stats(sw->npa, device)
+			       : npl_reset_accumulated_stats(e->npl, device);
+	}
+	return -EINVAL;
+}
+
+static int control_all(struct sw *sw, enum control c, int device)
+{
+	struct sw_entry **all;
+	size_t n;
+	int rc = pin_all(sw, &all, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		int r = entry_control(sw, all[i], c, device);
+		if (!rc)
+			rc = r;
+	}
+	release_all(sw, all, n);
+	return rc;
+}
+
+int sw_empty_cache(struct sw *sw, int device)
+{
+	return control_all(sw, EMPTY_CACHE, device);
+}
+
+int sw_reset_peak_stats(struct sw *sw, int device)
+{
+	return control_all(sw, RESET_PEAK, device);
+}
+
+int sw_reset_accumulated_stats(struct sw *sw, int device)
+{
+	return control_all(sw, RESET_ACCUMULATED, device);
+}
+
+/* The caching allocator keeps the fraction for when it is current again. */
+int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
+			   char *err, size_t errlen)
+{
+	int rc = npa_set_memory_fraction(sw->npa, device, fraction, err, errlen);
+	if (rc)
+		return rc;
+	struct sw_entry *e = sw_pin_current(sw);
+	if (e->kind == SW_PLUGIN)
+		rc = npl_set_memory_fraction(e->npl, device, fraction, err, errlen);
+	sw_release(sw, e);
+	return rc;
+}
+
+double sw_get_memory_fraction(struct sw *sw, int device)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	double f = e->kind == SW_CACHING ? npa_get_memory_fraction(sw->npa, device)
+					 : npl_get_memory_fraction(e->npl, device);
+	sw_release(sw, e);
+	return f;
+}
+
+static void hooks_text(const struct plugin *p, char *out, size_t outlen)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int h = 0; h < PLUGIN_NHOOKS && len < outlen; h++) {
+		if (!p->hook_name[h][0])
+			continue;
+		int n = snprintf(out + len, outlen - len, "%s%s=%s", len ? " " : "",
+				 plugin_hook_name(h), p->hook_name[h]);
+		if (n > 0)
+			len += (size_t)n;
+	}
+}
+
+/* Lock held (npl's own lock nests inside the switch's). */
+static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
+{
+	info->id = e->id;
+	info->kind = e->kind;
+	info->current = e == sw->current;
+	snprintf(info->name, sizeof(info->name), "%s", e->name);
+	info->since = e->since;
+	info->live_blocks = e->live_blocks;
+	info->live_bytes = e->live_bytes;
+	if (e->kind != SW_PLUGIN)
+		return;
+	const struct plugin *p = npl_plugin(e->npl);
+	snprintf(info->path, sizeof(info->path), "%s", p->path);
+	snprintf(info->alloc_name, sizeof(info->alloc_name), "%s", p->alloc_name);
+	snprintf(info->free_name, sizeof(info->free_name), "%s", p->free_name);
+	hooks_text(p, info->hooks, sizeof(info->hooks));
+	npl_guard_counts(e->npl, &info->guard);
+}
+
+int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
+{
+	pthread_mutex_lock(&sw->lock);
+	size_t count = 1;
+	for (struct sw_entry *p = sw->plugins; p; p = p->next)
+		count++;
+	struct sw_info *info = calloc(count, sizeof(*info));
+	if (!info) {
+		pthread_mutex_unlock(&sw->lock);
+		return -ENOMEM;
+	}
+	size_t i = 0;
+	fill_info(sw, sw->current, &info[i++]);
+	if (sw->current != &sw->caching)
+		fill_info(sw, &sw->caching, &info[i++]);
+	for (struct sw_entry *p = sw->plugins; p; p = p->next)
+		if (p != sw->current)
+			fill_info(sw, p, &info[i++]);
+	pthread_mutex_unlock(&sw->lock);
+	*out = info;
+	*n = i;
+	return 0;
+}
+
+static void describe_one(FILE *f, const struct sw_info *a)
+{
+	char when[32];
+	struct tm tm;
+
+	gmtime_r(&a->since, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	fprintf(f, "%s %s\n", a->current ? "current" : "retired", a->name);
+	if (a->kind == SW_PLUGIN) {
+		fprintf(f, "  path %s\n  alloc %s\n  free %s\n  hooks %s\n"
+			"  loaded %s\n",
+			a->path, a->alloc_name, a->free_name,
+			a->hooks[0] ? a->hooks : "none", when);
+	} else {
+		fprintf(f, "  since %s\n", when);
+	}
+	fprintf(f, "  live_blocks %llu\n  live_bytes %llu\n",
+		(unsigned long long)a->live_blocks,
+		(unsigned long long)a->live_bytes);
+	if (a->kind == SW_PLUGIN)
+		fprintf(f, "  refused_unaligned %llu\n  refused_overlap %llu\n"
+			"  null_returns %llu\n",
+			(unsigned long long)a->guard.refused_unaligned,
+			(unsigned long long)a->guard.refused_overlap,
+			(unsigned long long)a->guard.null_returns);
+}
+
+char *sw_describe(struct sw *sw)
+{
+	struct sw_info *all;
+	size_t n, len;
+	char *text = NULL;
+
+	if (sw_list(sw, &all, &n))
+		return NULL;
+	FILE *f = open_memstream(&text, &len);
+	if (!f) {
+		free(all);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (all[i].current || all[i].live_blocks)
+			describe_one(f, &all[i]);
+	pthread_mutex_lock(&sw->lock);
+	unsigned long long refused = sw->refused_frees;
+	pthread_mutex_unlock(&sw->lock);
+	fprintf(f, "refused_frees %llu\n", refused);
+	free(all);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

@@ -1,0 +1,516 @@
+/*
+ * pluggable_allocator.c - a plug-in's allocations, with the stats upstream
+ * does not keep for it, and guards against its mistakes.
+ *
+ * Live blocks are in a hash by pointer (the lookup of every free) and in a
+ * red-black tree by address (the neighbours an overlap check needs). One
+ * lock covers both and the counters of every device: overlap is a
+ * property of the whole address space, not of one device.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/sys/tree.h>
+
+#include <npumemfs/npusim.h>
+#include <npumemfs/pluggable_allocator.h>
+
+/* Pointers are at least 512-aligned here, so the low bits carry nothing. */
+static inline unsigned npl_ptr_hash(const void *key)
+{
+	uint64_t p;
+
+	memcpy(&p, key, sizeof(p));
+	return (unsigned)(((p >> 9) * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+#undef HASH_FUNCTION
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = npl_ptr_hash(keyptr))
+#include <uthash.h>
+
+struct npl_block {
+	void *ptr;
+	size_t size;
+	int device;
+	aclrtStream stream;
+	uint64_t stream_id;
+	UT_hash_handle hh;
+	RB_ENTRY(npl_block) by_addr;
+};
+
+static int block_cmp(const struct npl_block *x, const struct npl_block *y)
+{
+	uintptr_t a = (uintptr_t)x->ptr, b = (uintptr_t)y->ptr;
+	return a < b ? -1 : a > b;
+}
+
+RB_HEAD(npl_tree, npl_block);
+RB_PROTOTYPE(npl_tree, npl_block, by_addr, block_cmp)
+RB_GENERATE(npl_tree, npl_block, by_addr, block_cmp)
+
+struct npl {
+	struct plugin *plugin;
+	int device_count;
+	pthread_mutex_t lock;
+	struct npl_block *by_ptr;
+	struct npl_tree by_addr;
+	struct npl_guard_counts guard;
+	double *fraction;
+	struct npa_stats stats[];
+};
+
+int npl_create(struct plugin *p, int device_count, struct npl **out)
+{
+	if (device_count < 1) {
+		plugin_close(p);
+		return -EINVAL;
+	}
+	struct npl *a = calloc(1, sizeof(*a) + (size_t)device_count * sizeof(a->stats[0]));
+	double *fraction = calloc((size_t)device_count, sizeof(*fraction));
+	if (!a || !fraction) {
+		free(a);
+		free(fraction);
+		plugin_close(p);
+		return -ENOMEM;
+	}
+	a->plugin = p;
+	a->device_count = device_count;
+	a->fraction = fraction;
+	for (int i = 0; i < device_count; i++)
+		fraction[i] = 1.0;
+	pthread_mutex_init(&a->lock, NULL);
+	RB_INIT(&a->by_addr);
+	*out = a;
+	return 0;
+}
+
+size_t npl_destroy(struct npl *a)
+{
+	struct npl_block *b, *tmp;
+	size_t live = 0;
+
+	if (!a)
+		return 0;
+	HASH_ITER(hh, a->by_ptr, b, tmp) {
+		HASH_DEL(a->by_ptr, b);
+		a->plugin->free(b->ptr, (ssize_t)b->size, b->device, b->stream);
+		free(b);
+		live++;
+	}
+	plugin_close(a->plugin);
+	pthread_mutex_destroy(&a->lock);
+	free(a->fraction);
+	free(a);
+	return live;
+}
+
+const struct plugin *npl_plugin(const struct npl *a)
+{
+	return a->plugin;
+}
+
+static bool valid_device(const struct npl *a, int device)
+{
+	return device >= 0 && device < a->device_count;
+}
+
+/* One segment holding one active block of exactly the request. */
+static void count_alloc(struct npa_stats *s, size_t size)
+{
+	int pool = size <= NPL_SMALL_SIZE ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL;
+	int types[2] = { NPA_STAT_ALL, pool };
+
+	for (int i = 0; i < 2; i++) {
+		int t = types[i];
+		npa_stat_increase(&s->allocation[t], 1);
+		npa_stat_increase(&s->segment[t], 1);
+		npa_stat_increase(&s->active[t], 1);
+		npa_stat_increase(&s->allocated_bytes[t], (int64_t)size);
+		npa_stat_increase(&s->reserved_bytes[t], (int64_t)size);
+		npa_stat_increase(&s->active_bytes[t], (int64_t)size);
+		npa_stat_increase(&s->requested_bytes[t], (int64_t)size);
+	}
+	s->num_device_alloc++;
+}
+
+static void count_free(struct npa_stats *s, size_t size)
+{
+	int pool = size <= NPL_SMALL_SIZE ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL;
+	int types[2] = { NPA_STAT_ALL, pool };
+
+	for (int i = 0; i < 2; i++) {
+		int t = types[i];
+		npa_stat_decrease(&s->allocation[t], 1);
+		npa_stat_decrease(&s->segment[t], 1);
+		npa_stat_decrease(&s->active[t], 1);
+		npa_stat_decrease(&s->allocated_bytes[t], (int64_t)size);
+		npa_stat_decrease(&s->reserved_bytes[t], (int64_t)size);
+		npa_stat_decrease(&s->active_bytes[t], (int64_t)size);
+		npa_stat_decrease(&s->requested_bytes[t], (int64_t)size);
+	}
+	s->num_device_free++;
+}
+
+/* A live block sharing a byte with [p, p + size), or NULL. Lock held. */
+static struct npl_block *find_overlap(struct npl *a, const struct npl_block *nb)
+{
+	uintptr_t lo = (uintptr_t)nb->ptr, hi = lo + nb->size;
+	struct npl_block *next = RB_NFIND(npl_tree, &a->by_addr, (struct npl_block *)nb);
+	struct npl_block *prev = next ? RB_PREV(npl_tree, &a->by_addr, next)
+				      : RB_MAX(npl_tree, &a->by_addr);
+
+	if (next && (uintptr_t)next->ptr < hi)
+		return next;
+	if (prev && (uintptr_t)prev->ptr + prev->size > lo)
+		return prev;
+	return NULL;
+}
+
+static int refuse(struct npl *a, struct npl_block *nb, uint64_t *counter,
+		  int rc)
+{
+	pthread_mutex_lock(&a->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&a->lock);
+	a->plugin->free(nb->ptr, (ssize_t)nb->size, nb->device, nb->stream);
+	free(nb);
+	return rc;
+}
+
+static int plugin_returned_null(struct npl *a, int device, size_t size,
+				char *err, size_t errlen)
+{
+	pthread_mutex_lock(&a->lock);
+	a->guard.null_returns++;
+	a->stats[device].num_ooms++;
+	pthread_mutex_unlock(&a->lock);
+	snprintf(err, errlen,
+		 "NPU out of memory. Plug-in allocator %s (%s) returned NULL "
+		 "for %zu bytes on device %d",
+		 a->plugin->path, a->plugin->alloc_name, size, device);
+	return -ENOMEM;
+}
+
+static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
+			    size_t errlen)
+{
+	if ((uintptr_t)nb->ptr % NPL_ALIGNMENT) {
+		snprintf(err, errlen,
+			 "plug-in %s returned %p for %zu bytes, not %d-byte "
+			 "aligned: given back, allocation refused",
+			 a->plugin->alloc_name, nb->ptr, nb->size, NPL_ALIGNMENT);
+		return refuse(a, nb, &a->guard.refused_unaligned, -EFAULT);
+	}
+	pthread_mutex_lock(&a->lock);
+	struct npl_block *old = find_overlap(a, nb);
+	if (old) {
+		void *old_ptr = old->ptr;
+		size_t old_size = old->size;
+		pthread_mutex_unlock(&a->lock);
+		snprintf(err, errlen,
+			 "plug-in %s returned %p for %zu bytes, overlapping live "
+			 "block %p of %zu bytes: given back, allocation refused",
+			 a->plugin->alloc_name, nb->ptr, nb->size, old_ptr, old_size);
+		return refuse(a, nb, &a->guard.refused_overlap, -EFAULT);
+	}
+	HASH_ADD(hh, a->by_ptr, ptr, sizeof(nb->ptr), nb);
+	RB_INSERT(npl_tree, &a->by_addr, nb);
+	count_alloc(&a->stats[nb->device], nb->size);
+	a->guard.live_blocks++;
+	a->guard.live_bytes += nb->size;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
+	       void **ptr, char *err, size_t errlen)
+{
+	*ptr = NULL;
+	if (!valid_device(a, device)) {
+		snprintf(err, errlen, "invalid device %d (%d devices)", device,
+			 a->device_count);
+		return -EINVAL;
+	}
+	if (size == 0)
+		return 0;
+	if (size > (size_t)SSIZE_MAX)
+		return plugin_returned_null(a, device, size, err, errlen);
+
+	struct npl_block *nb = calloc(1, sizeof(*nb));
+	if (!nb) {
+		snprintf(err, errlen, "out of host memory");
+		return -ENOMEM;
+	}
+	nb->size = size;
+	nb->device = device;
+	nb->stream = stream;
+	nb->stream_id = npusim_stream_id(stream);
+	nb->ptr = a->plugin->alloc((ssize_t)size, device, stream);
+	if (!nb->ptr) {
+		free(nb);
+		return plugin_returned_null(a, device, size, err, errlen);
+	}
+	int rc = check_and_insert(a, nb, err, errlen);
+	if (!rc)
+		*ptr = nb->ptr;
+	return rc;
+}
+
+static struct npl_block *find_block(struct npl *a, const void *ptr)
+{
+	struct npl_block *b = NULL;
+
+	HASH_FIND(hh, a->by_ptr, &ptr, sizeof(ptr), b);
+	return b;
+}
+
+int npl_free(struct npl *a, void *ptr, char *err, size_t errlen)
+{
+	if (!ptr)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	struct npl_block *b = find_block(a, ptr);
+	if (!b) {
+		a->guard.refused_frees++;
+		pthread_mutex_unlock(&a->lock);
+		snprintf(err, errlen, "Trying to free a pointer not allocated here");
+		return -EINVAL;
+	}
+	HASH_DEL(a->by_ptr, b);
+	RB_REMOVE(npl_tree, &a->by_addr, b);
+	count_free(&a->stats[b->device], b->size);
+	a->guard.live_blocks--;
+	a->guard.live_bytes -= b->size;
+	pthread_mutex_unlock(&a->lock);
+
+	a->plugin->free(b->ptr, (ssize_t)b->size, b->device, b->stream);
+	free(b);
+	return 0;
+}
+
+int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream)
+{
+	pthread_mutex_lock(&a->lock);
+	bool live = find_block(a, ptr) != NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (!live)
+		return -EINVAL;
+	if (a->plugin->hook.record_stream)
+		a->plugin->hook.record_stream(ptr, stream);
+	return 0;
+}
+
+void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
+{
+	if (a->plugin->hook.base_alloc)
+		return a->plugin->hook.base_alloc(ptr, size);
+	*size = npl_block_size(a, ptr);
+	return ptr;
+}
+
+size_t npl_block_size(struct npl *a, const void *ptr)
+{
+	pthread_mutex_lock(&a->lock);
+	struct npl_block *b = find_block(a, ptr);
+	size_t size = b ? b->size : 0;
+	pthread_mutex_unlock(&a->lock);
+	return size;
+}
+
+int npl_empty_cache(struct npl *a, int device)
+{
+	if (device != -1 && !valid_device(a, device))
+		return -EINVAL;
+	if (a->plugin->hook.reset)
+		a->plugin->hook.reset(true);
+	return 0;
+}
+
+int npl_set_memory_fraction(struct npl *a, int device, double fraction,
+			    char *err, size_t errlen)
+{
+	if (!valid_device(a, device)) {
+		snprintf(err, errlen, "invalid device %d", device);
+		return -EINVAL;
+	}
+	if (!(fraction > 0.0 && fraction <= 1.0)) {
+		snprintf(err, errlen, "invalid fraction: %g. Please set within (0, 1].",
+			 fraction);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&a->lock);
+	a->fraction[device] = fraction;
+	pthread_mutex_unlock(&a->lock);
+	if (a->plugin->hook.memory_fraction)
+		a->plugin->hook.memory_fraction(fraction, device);
+	return 0;
+}
+
+double npl_get_memory_fraction(struct npl *a, int device)
+{
+	if (!valid_device(a, device))
+		return 0.0;
+	pthread_mutex_lock(&a->lock);
+	double f = a->fraction[device];
+	pthread_mutex_unlock(&a->lock);
+	return f;
+}
+
+static void reset_stats(struct npa_stats *s, void (*reset)(struct npa_stat *))
+{
+	for (int t = 0; t < NPA_STAT_TYPES; t++) {
+#define NPA_X(name) reset(&s->name[t]);
+		NPA_STAT_ARRAYS(NPA_X)
+#undef NPA_X
+	}
+#define NPA_X(name) reset(&s->name);
+	NPA_STAT_SINGLES(NPA_X)
+#undef NPA_X
+}
+
+static int reset_devices(struct npl *a, int device,
+			 void (*reset)(struct npa_stat *), bool counters)
+{
+	if (device != -1 && !valid_device(a, device))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	for (int d = 0; d < a->device_count; d++) {
+		if (device != -1 && d != device)
+			continue;
+		reset_stats(&a->stats[d], reset);
+		/* upstream resetAccumulatedStats also zeroes these counters. */
+		if (counters) {
+			a->stats[d].num_alloc_retries = 0;
+			a->stats[d].num_ooms = 0;
+			a->stats[d].num_sync_all_streams = 0;
+			a->stats[d].num_device_alloc = 0;
+			a->stats[d].num_device_free = 0;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+int npl_reset_peak_stats(struct npl *a, int device)
+{
+	return reset_devices(a, device, npa_stat_reset_peak, false);
+}
+
+int npl_reset_accumulated_stats(struct npl *a, int device)
+{
+	return reset_devices(a, device, npa_stat_reset_accumulated, true);
+}
+
+void npl_begin_allocate_to_pool(struct npl *a, int device,
+				struct npumemfs_mempool_id pool,
+				npumemfs_stream_filter filter, void *arg)
+{
+	if (a->plugin->hook.begin_allocate_to_pool)
+		a->plugin->hook.begin_allocate_to_pool(device, pool, filter, arg);
+}
+
+void npl_end_allocate_to_pool(struct npl *a, int device,
+			      struct npumemfs_mempool_id pool)
+{
+	if (a->plugin->hook.end_allocate_to_pool)
+		a->plugin->hook.end_allocate_to_pool(device, pool);
+}
+
+void npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
+{
+	if (a->plugin->hook.release_pool)
+		a->plugin->hook.release_pool(device, pool);
+}
+
+int npl_get_stats(struct npl *a, int device, struct npa_stats *out)
+{
+	if (!valid_device(a, device))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	*out = a->stats[device];
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+void npl_guard_counts(struct npl *a, struct npl_guard_counts *out)
+{
+	pthread_mutex_lock(&a->lock);
+	*out = a->guard;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void block_segment(const struct npl_block *b, struct npa_segment_info *seg,
+			  struct npa_block_info *info)
+{
+	*info = (struct npa_block_info){
+		.address = (uint64_t)(uintptr_t)b->ptr,
+		.size = b->size,
+		.requested_size = b->size,
+		.state = NPA_BLOCK_ACTIVE_ALLOCATED,
+	};
+	*seg = (struct npa_segment_info){
+		.device = b->device,
+		.address = info->address,
+		.total_size = b->size,
+		.allocated_size = b->size,
+		.active_size = b->size,
+		.requested_size = b->size,
+		.stream = b->stream_id,
+		.is_large = b->size > NPL_SMALL_SIZE,
+		.nblocks = 1,
+		.blocks = info,
+	};
+}
+
+static int segment_cmp(const void *x, const void *y)
+{
+	const struct npa_segment_info *a = x, *b = y;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	return a->address < b->address ? -1 : a->address > b->address;
+}
+
+/* Lock held. Walks in address order, so one device comes out sorted. */
+static int copy_segments(struct npl *a, int device, struct npa_snapshot *out)
+{
+	struct npl_block *b;
+	size_t n = 0;
+
+	RB_FOREACH(b, npl_tree, &a->by_addr)
+		n += device == -1 || b->device == device;
+	if (n == 0)
+		return 0;
+	out->segments = calloc(n, sizeof(*out->segments));
+	if (!out->segments)
+		return -ENOMEM;
+	RB_FOREACH(b, npl_tree, &a->by_addr) {
+		if (device != -1 && b->device != device)
+			continue;
+		struct npa_block_info *info = malloc(sizeof(*info));
+		if (!info)
+			return -ENOMEM;
+		block_segment(b, &out->segments[out->nsegments++], info);
+	}
+	return 0;
+}
+
+int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (device != -1 && !valid_device(a, device))
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	int rc = copy_segments(a, device, out);
+	pthread_mutex_unlock(&a->lock);
+	if (rc) {
+		npa_snapshot_release(out);
+		return rc;
+	}
+	if (device == -1)
+		qsort(out->segments, out->nsegments, sizeof(*out->segments),
+		      segment_cmp);
+	return 0;
+}
