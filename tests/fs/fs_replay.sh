@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# workload/replay: a trace written to it is replayed in the background; its
+# status shows progress and counts; a bad trace is refused whole with its
+# line number; a new replay first frees what the previous one held.
+. "$(dirname "$0")/lib.sh"
+mount_fs
+
+wait_state() { # state
+	for _ in $(seq 200); do
+		grep -q "^state: $1$" "$MNT/workload/replay" && return 0
+		sleep 0.05
+	done
+	fail "replay never reached state $1: $(cat "$MNT/workload/replay")"
+}
+
+printf '%s\n' '# two allocations, one freed, one too large for the 4 GiB device' \
+	'alloc a 1MiB' 'alloc b 64MiB' 'free a' 'alloc huge 8GiB' >"$WORK/one.trace"
+echo "$WORK/one.trace" >"$MNT/workload/replay" || fail "starting a replay"
+wait_state done
+status=$(cat "$MNT/workload/replay")
+for line in "trace: $WORK/one.trace" "events: 4/4" "allocs: 2" "frees: 1" \
+	"ooms: 1" "error: none" "last_error: none"; do
+	grep -qxF "$line" <<<"$status" || fail "status lacks '$line': $status"
+done
+expect_eq "$(value memory_allocated)" 67109376 "b stays allocated after the replay"
+grep -q '^num_ooms 1$' "$MNT/stats/device0" || fail "the OOM is not counted"
+
+printf '%s\n' 'alloc a 1MiB' 'frobnicate 3' >"$WORK/bad.trace"
+expect_fail "echo '$WORK/bad.trace' > '$MNT/workload/replay'" "Invalid argument"
+grep -q "^last_error: $WORK/bad.trace:2: " "$MNT/workload/replay" \
+	|| fail "last_error does not name line 2: $(cat "$MNT/workload/replay")"
+expect_eq "$(value memory_allocated)" 67109376 "a bad trace changes nothing"
+
+printf '%s\n' 'alloc c 2MiB' >"$WORK/two.trace"
+echo "$WORK/two.trace" >"$MNT/workload/replay" || fail "a second replay"
+wait_state done
+expect_eq "$(value memory_allocated)" 2097664 "only the second replay's block is live"
+
+check_stats_consistent 0
+stop_fs
+expect_eq "$STATUS" 0 "exit status after SIGTERM"
+grep -q '^npumemfs: invariant check: ok$' "$DAEMON_ERR" || fail "no 'invariant check: ok'"
+grep -q '^npumemfs: no leaks$' "$DAEMON_ERR" || fail "no 'no leaks'"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The mount tree: every file can be read, modes say what can be done, the
+# README names every file, flat stats equal JSON stats, and nothing can be
+# created where it does not belong.
+INI_TEXT='[device]
+count = 2
+capacity = 4GiB'
+. "$(dirname "$0")/lib.sh"
+mount_fs
+
+# cat every file, as a person exploring the mount would.
+files=$(cd "$MNT" && find . -type f | sed 's|^\./||' | sort)
+expect_eq "$(echo "$files" | wc -l)" 31 "number of files with 2 devices"
+for f in $files; do
+	cat "$MNT/$f" >/dev/null || fail "cat $f"
+	[ -s "$MNT/$f" ] || [ -n "$(cat "$MNT/$f")" ] || fail "$f is empty"
+done
+
+# Every file is listed in README, device numbers written as N.
+for f in $files; do
+	pattern=$(echo "$f" | sed 's/device[0-9]/deviceN/')
+	grep -q "^$pattern " "$MNT/README" || fail "README does not list $pattern"
+done
+
+# Modes.
+expect_eq "$(stat -c %a "$MNT/README")" 444 "README mode"
+expect_eq "$(stat -c %a "$MNT/stats/device1")" 444 "stats mode"
+expect_eq "$(stat -c %a "$MNT/ctl/empty_cache")" 600 "ctl mode"
+expect_eq "$(stat -c %a "$MNT/devices/device0/memory_fraction")" 600 "memory_fraction mode"
+expect_eq "$(stat -c %a "$MNT/workload/replay")" 600 "workload/replay mode"
+expect_eq "$(stat -c %a "$MNT/tensors/device1")" 755 "tensor folder mode"
+expect_eq "$(stat -c %s "$MNT/stats/device0")" 0 "generated files have size 0"
+
+# Contents.
+grep -q '^count = 2$' "$MNT/config" || fail "config does not show count = 2"
+expect_eq "$(cat "$MNT/devices/device1/mem_info")" "4294967296 4294967296" "mem_info of an idle device"
+expect_eq "$(value memory_fraction 1)" 1 "default memory_fraction"
+grep -q '^state: idle$' "$MNT/workload/replay" || fail "replay is not idle"
+grep -q 'mounted on' "$MNT/log" || fail "log does not say it mounted"
+head -c 40 "$MNT/summary/device0" | grep -q '=====' || fail "summary has no table"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$MNT/snapshot/device0.json" \
+	|| fail "snapshot is not JSON"
+check_stats_consistent 0
+check_stats_consistent 1
+
+# Nothing new outside tensors, nothing removed, read-only stays read-only
+# (root passes the kernel's mode check, so the daemon refuses by itself).
+expect_fail "echo x > '$MNT/newfile'" "Permission denied"
+expect_fail "echo x > '$MNT/ctl/new'" "Permission denied"
+expect_fail "mkdir '$MNT/stats/more'" "Permission denied"
+expect_fail "rm '$MNT/README'" "Permission denied"
+expect_fail "echo 1 > '$MNT/stats/device0'" "Permission denied"
+expect_fail "chmod 666 '$MNT/README'" "Operation not permitted"
+expect_fail "cat '$MNT/stats/device2'" "No such file or directory"
+
+# One open file shows one moment; a read at offset 0 again shows the next.
+python3 - "$MNT" <<'PY' || fail "reopen/refresh semantics"
+import os, sys
+mnt = sys.argv[1]
+f = open(f"{mnt}/devices/device0/memory_allocated", "rb", buffering=0)
+before = f.read()
+assert f.read() == b"", "a read past the end must return nothing"
+fd = os.open(f"{mnt}/tensors/device0/t", os.O_CREAT | os.O_WRONLY, 0o600)
+os.ftruncate(fd, 1 << 20)
+os.close(fd)
+f.seek(0)
+after = f.read()
+assert before == b"0\n", before
+assert after == b"1049088\n", after
+os.unlink(f"{mnt}/tensors/device0/t")
+PY
+
+stop_fs
+expect_eq "$STATUS" 0 "exit status after SIGTERM"
