@@ -604,6 +604,25 @@ static void error_quotes_the_input_and_lists_the_keys(void **state)
 	assert_null(strstr(err, "multi_stream_lazy_reclaim"));
 }
 
+static void error_for_long_key_still_lists_every_key(void **state)
+{
+	char s[500];
+	size_t n;
+
+	(void)state;
+	memset(s, 'k', sizeof(s) - 1);
+	s[sizeof(s) - 1] = '\0';
+	refused(CUDA, s, "Unrecognized key 'kkkk");
+	n = strlen(err);
+	assert_true(n < sizeof(err) - 1);
+	assert_string_equal(err + n - strlen("expandable_segments_reserve_by_class"),
+			    "expandable_segments_reserve_by_class");
+	refused(NPU, s, "Unrecognized key 'kkkk");
+	n = strlen(err);
+	assert_string_equal(err + n - strlen("release_lock_on_npumalloc"),
+			    "release_lock_on_npumalloc");
+}
+
 static void unprintable_and_long_input_is_quoted_safely(void **state)
 {
 	char lng[700];
@@ -657,6 +676,12 @@ static void origins_mark_keys_the_reset_undid(void **state)
 	assert_int_equal(c.origin[NPA_CONF_garbage_collection_threshold], NPA_ORIGIN_DEFAULT);
 	assert_int_equal(c.origin[NPA_CONF_roundup_power2_divisions], NPA_ORIGIN_DEFAULT);
 	assert_string_equal(c.last_string, "large_segment_size_mb:30");
+	/* A setting undone is marked even when its value equals the default. */
+	assert_int_equal(npa_conf_parse(&c, NPU, "roundup_power2_divisions:[1:0,>:0]",
+					NPA_ORIGIN_INI, err, sizeof(err)), 0);
+	assert_int_equal(npa_conf_parse(&c, NPU, "max_split_size_mb:40", NPA_ORIGIN_WRITE,
+					err, sizeof(err)), 0);
+	assert_int_equal(c.origin[NPA_CONF_roundup_power2_divisions], NPA_ORIGIN_WRITE);
 }
 
 /* ---- format ---- */
@@ -769,6 +794,81 @@ static void format_reports_a_buffer_too_small(void **state)
 	assert_int_equal(strlen(buf), sizeof(buf) - 1);
 }
 
+/* ---- random strings ---- */
+
+static uint32_t next_random(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/* Pieces of good and bad settings, glued at random. */
+static void random_string(uint32_t *seed, char *s, size_t len)
+{
+	static const char *const pieces[] = {
+		"max_split_size_mb", "garbage_collection_threshold", "roundup_power2_divisions",
+		"expandable_segments", "large_segment_size_mb", "max_non_split_rounding_mb",
+		"page_size", "base_addr_aligned_kb", "per_process_memory_fraction",
+		"throw_on_npumalloc_oom", "throw_on_cudamalloc_oom", "backend",
+		"expandable_segments_reserve_by_class", ":", ":", ",", ",", "[", "]", ">",
+		"True", "False", "0", "1", "8", "20", "64", "0.5", "1g", " ", "\t", "-", "x",
+		"99999999999999999999", "\x7f",
+	};
+	size_t n = next_random(seed) % 14, off = 0;
+
+	s[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const char *piece = pieces[next_random(seed) % (sizeof(pieces) / sizeof(pieces[0]))];
+		if (off + strlen(piece) + 1 > len)
+			break;
+		strcpy(s + off, piece);
+		off += strlen(piece);
+	}
+}
+
+static void random_strings_parse_whole_or_not_at_all(void **state)
+{
+	const struct npa_flavor *flavors[] = { NPU, CUDA };
+	static const char *const start[] = {
+		"max_split_size_mb:64,garbage_collection_threshold:0.25,page_size:1g,"
+		"segment_size_mb:64,roundup_power2_divisions:[8:1,>:4],base_addr_aligned_kb:4",
+		"max_split_size_mb:64,garbage_collection_threshold:0.25,large_segment_size_mb:30,"
+		"roundup_power2_divisions:2,per_process_memory_fraction:0.5",
+	};
+	uint32_t seed = 20261122;
+	int accepted = 0;
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		const struct npa_flavor *f = flavors[i & 1];
+		struct npa_conf c = parsed(f, (i & 2) ? start[f == CUDA] : "expandable_segments:True");
+		struct npa_conf before = c;
+		char s[256], text[2048], again[1024];
+		int rc;
+
+		random_string(&seed, s, sizeof(s));
+		rc = npa_conf_parse(&c, f, s, NPA_ORIGIN_WRITE, err, sizeof(err));
+		assert_true(rc == 0 || rc == -EINVAL);
+		assert_true(memchr(err, '\0', sizeof(err)) != NULL);
+		if (rc) {
+			assert_true(err[0] != '\0');
+			assert_memory_equal(&c, &before, sizeof(c));
+			continue;
+		}
+		accepted++;
+		/* What was accepted prints and reads back the same. */
+		struct npa_conf b = defaults(f);
+		assert_true(npa_conf_format(&c, f, text, sizeof(text)) > 0);
+		lines_to_string(text, again, sizeof(again));
+		parse_ok(&b, f, again);
+		b.page_size_1g = c.page_size_1g;  /* sticky: no spelling for "not 1g" */
+		b.segment_size = c.segment_size;
+		assert_int_equal(npa_conf_diff(&c, &b, NULL, 0), 0);
+	}
+	/* Both outcomes were exercised. */
+	assert_true(accepted > 100);
+}
+
 /* ---- run-time changes ---- */
 
 static void runtime_safe_keys_are_those_set_allocator_settings_takes(void **state)
@@ -854,6 +954,7 @@ int main(void)
 		cmocka_unit_test(npu_expandable_from_earlier_parse_refuses_later_split_limit),
 		cmocka_unit_test(malformed_strings_are_refused_and_change_nothing),
 		cmocka_unit_test(error_quotes_the_input_and_lists_the_keys),
+		cmocka_unit_test(error_for_long_key_still_lists_every_key),
 		cmocka_unit_test(unprintable_and_long_input_is_quoted_safely),
 		cmocka_unit_test(origins_mark_given_keys),
 		cmocka_unit_test(origins_mark_keys_the_reset_undid),
@@ -861,6 +962,7 @@ int main(void)
 		cmocka_unit_test(format_shows_values_in_upstream_syntax),
 		cmocka_unit_test(format_round_trips_through_parse),
 		cmocka_unit_test(format_reports_a_buffer_too_small),
+		cmocka_unit_test(random_strings_parse_whole_or_not_at_all),
 		cmocka_unit_test(runtime_safe_keys_are_those_set_allocator_settings_takes),
 		cmocka_unit_test(diff_lists_the_keys_that_changed),
 		cmocka_unit_test(key_names_follow_the_flavor),
