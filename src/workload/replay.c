@@ -20,13 +20,16 @@
 static const char oom_marker;
 #define OOMED ((void *)&oom_marker)
 
+/*
+ * The current device is per thread and the allocator sets it too, so it is
+ * set before every call that depends on it rather than remembered.
+ */
 struct wl_replay {
 	struct npa *a;
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
 	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
 	int ndevices;         /* devices the trace uses: max_device + 1 */
-	int cur_device;       /* last aclrtSetDevice of this run, -1: unknown */
 	bool check;
 	struct wl_replay_counters c;
 	char msg[NPA_ERRLEN]; /* what the allocator said, before the prefix */
@@ -45,6 +48,16 @@ static int acl_fail(struct wl_replay *r, const struct wl_event *ev, aclError e,
 {
 	snprintf(r->msg, sizeof(r->msg), "%s failed with ACL error %d", call, e);
 	return fail(r, ev, -EIO, err, errlen, r->msg);
+}
+
+/* An allocator call that gives no message of its own: 0, or rc with one. */
+static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
+		   const char *what, char *err, size_t errlen)
+{
+	if (rc == 0)
+		return 0;
+	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, strerror(-rc));
+	return fail(r, ev, rc, err, errlen, r->msg);
 }
 
 static int check_devices(struct npa *a, const struct wl_trace *t, char *err,
@@ -79,7 +92,6 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 	r->a = a;
 	r->t = t;
 	r->ndevices = t->max_device + 1;
-	r->cur_device = -1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
 	if (r->ptr == NULL || r->streams == NULL) {
@@ -95,15 +107,6 @@ void wl_replay_set_check(struct wl_replay *r, bool check)
 	r->check = check;
 }
 
-static aclError set_device(struct wl_replay *r, int device)
-{
-	aclError e = ACL_SUCCESS;
-
-	if (r->cur_device != device && (e = aclrtSetDevice(device)) == ACL_SUCCESS)
-		r->cur_device = device;
-	return e;
-}
-
 /* The stream for (device, dense index), created on first use; NULL: default. */
 static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 			   aclrtStream *out)
@@ -115,7 +118,7 @@ static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 		*out = index == 0 ? NULL : *s;
 		return ACL_SUCCESS;
 	}
-	if ((e = set_device(r, device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)
+	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)
 		return e;
 	*out = *s;
 	return ACL_SUCCESS;
@@ -168,7 +171,6 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 	void *p = r->ptr[ev->slot];
 	aclrtStream s;
 	aclError e;
-	int rc;
 
 	if (p == OOMED) {
 		r->c.skipped_record_streams++;
@@ -178,14 +180,12 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return 0;
 	if ((e = get_stream(r, ev->device, ev->stream, &s)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
-	if ((e = set_device(r, ev->device)) != ACL_SUCCESS)
+	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 	/* Open-ended work: the free's event completes only at a sync. */
 	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
-	if ((rc = npa_record_stream(r->a, p, s)) != 0)
-		return fail(r, ev, rc, err, errlen, "record_stream refused by the allocator");
-	return 0;
+	return refused(r, ev, npa_record_stream(r->a, p, s), "record_stream", err, errlen);
 }
 
 static int sync_all_devices(struct wl_replay *r, const struct wl_event *ev,
@@ -195,7 +195,7 @@ static int sync_all_devices(struct wl_replay *r, const struct wl_event *ev,
 	aclError e;
 
 	for (int d = 0; d < count; d++) {
-		if ((e = set_device(r, d)) != ACL_SUCCESS)
+		if ((e = aclrtSetDevice(d)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 		if ((e = aclrtSynchronizeDevice()) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtSynchronizeDevice", err, errlen);
@@ -214,7 +214,7 @@ static int sync_stream(struct wl_replay *r, const struct wl_event *ev, char *err
 		s = r->streams[(size_t)d * r->t->nstreams + (size_t)ev->stream];
 		if (ev->stream != 0 && s == NULL)
 			continue;
-		if ((e = set_device(r, d)) != ACL_SUCCESS)
+		if ((e = aclrtSetDevice(d)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 		if ((e = aclrtSynchronizeStream(ev->stream == 0 ? NULL : s)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtSynchronizeStream", err, errlen);
@@ -245,11 +245,13 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
 				      : sync_stream(r, ev, err, errlen);
 	case WL_EMPTY_CACHE:
-		return npa_empty_cache(r->a, -1);
+		return refused(r, ev, npa_empty_cache(r->a, -1), "empty_cache", err, errlen);
 	case WL_RESET_PEAK:
-		return npa_reset_peak_stats(r->a, -1);
+		return refused(r, ev, npa_reset_peak_stats(r->a, -1), "reset_peak", err,
+			       errlen);
 	case WL_RESET_ACCUMULATED:
-		return npa_reset_accumulated_stats(r->a, -1);
+		return refused(r, ev, npa_reset_accumulated_stats(r->a, -1),
+			       "reset_accumulated", err, errlen);
 	case WL_FRACTION:
 		return do_fraction(r, ev, err, errlen);
 	}
@@ -285,7 +287,6 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 
 	if (to > r->t->nevents)
 		to = r->t->nevents;
-	r->cur_device = -1;
 	while (i < to && rc == 0) {
 		size_t end = to - i > STOP_CHECK_INTERVAL ? i + STOP_CHECK_INTERVAL : to;
 		if (stop_requested(stop)) {

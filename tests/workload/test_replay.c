@@ -302,6 +302,21 @@ static void devices_of_the_trace_are_the_allocators_devices(void **state)
 	stop_fixture(fx);
 }
 
+static void record_stream_on_the_default_stream_of_device_1_waits_for_sync_0(void **state)
+{
+	struct fixture *fx = start(2, 8 * GiB);
+
+	(void)state;
+	load(fx, "alloc x 1MiB\nalloc a 1MiB device=1\nrecord_stream a 0\nfree a\n"
+		 "alloc b 1MiB device=1\nsync 0\nalloc c 1MiB device=1\n");
+	assert_int_equal(wl_replay_run(fx->r, 0, 5, NULL, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(stats(fx, 1).active[NPA_STAT_ALL].current, 2);
+	assert_int_equal(wl_replay_run(fx->r, 5, 7, NULL, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(stats(fx, 1).active[NPA_STAT_ALL].current, 2);
+	assert_int_equal(stats(fx, 1).allocation[NPA_STAT_ALL].current, 2);
+	stop_fixture(fx);
+}
+
 static void a_device_the_allocator_lacks_is_refused_before_running(void **state)
 {
 	struct fixture *fx = start(2, 8 * GiB);
@@ -447,6 +462,7 @@ int main(void)
 		T(reset_peak_brings_peaks_down_to_current),
 		T(reset_accumulated_zeroes_allocated_and_freed),
 		T(devices_of_the_trace_are_the_allocators_devices),
+		T(record_stream_on_the_default_stream_of_device_1_waits_for_sync_0),
 		T(a_device_the_allocator_lacks_is_refused_before_running),
 		T(a_set_stop_flag_cancels_before_any_event),
 		T(a_stopped_replay_resumes_where_it_stopped),
