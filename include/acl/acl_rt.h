@@ -50,6 +50,42 @@ typedef enum aclrtEventRecordedStatus {
 	ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
 } aclrtEventRecordedStatus;
 
+/* Virtual memory (CANN 7.0+), as torch_npu's expandable segments use it. */
+typedef void *aclrtDrvMemHandle;
+
+typedef enum aclrtMemLocationType {
+	ACL_MEM_LOCATION_TYPE_HOST = 0, /* reserved in CANN; refused here */
+	ACL_MEM_LOCATION_TYPE_DEVICE,
+	ACL_MEM_LOCATION_TYPE_UNREGISTERED,
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+	uint32_t id;
+	aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef enum aclrtMemAllocationType {
+	ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
+} aclrtMemAllocationType;
+
+typedef enum aclrtMemHandleType {
+	ACL_MEM_HANDLE_TYPE_NONE = 0,
+} aclrtMemHandleType;
+
+typedef struct aclrtPhysicalMemProp {
+	aclrtMemHandleType handleType;
+	aclrtMemAllocationType allocationType;
+	aclrtMemAttr memAttr;
+	aclrtMemLocation location;
+	uint64_t reserve;
+} aclrtPhysicalMemProp;
+
+typedef enum aclrtMemGranularityOptions {
+	ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+	ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+	ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
+} aclrtMemGranularityOptions;
+
 /* Devices. The current device is per thread, as in CANN. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
@@ -67,6 +103,31 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax,
 					 const void *src, size_t count,
 					 aclrtMemcpyKind kind);
+
+/*
+ * Virtual memory. A reservation is address space only; physical handles
+ * hold device memory (whole pages of the device named in prop->location,
+ * counted against its capacity) and keep their bytes while unmapped;
+ * aclrtMapMem places [offset, offset + size) of a handle at virPtr inside
+ * a reservation, aclrtUnmapMem removes the mapping that starts at virPtr.
+ * Sizes, offsets and addresses are multiples of the granularity (the
+ * device's page size). A handle must be unmapped before it is freed, and
+ * a reservation emptied before it is released.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+							      aclrtMemGranularityOptions option,
+							      size_t *granularity);
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void **virPtr, size_t size,
+						    size_t alignment, void *expectPtr,
+						    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+						 const aclrtPhysicalMemProp *prop,
+						 uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
+					 aclrtDrvMemHandle handle, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 
 /* Streams: NULL is the current device's default stream. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);

@@ -59,6 +59,7 @@ struct npusim_counters {
 	uint64_t live_allocations; /* aclrtMalloc* blocks not yet freed */
 	uint64_t physical_calls;  /* successful aclrtMallocPhysical calls */
 	uint64_t physical_frees;
+	uint64_t physical_failures; /* aclrtMallocPhysical refused (OOM or fault) */
 	uint64_t physical_used;   /* bytes of physical handles, part of used */
 };
 

@@ -22,6 +22,7 @@
 
 #include "extent_map.h"
 #include "fault.h"
+#include "vm.h"
 
 struct sim_stream {
 	uint64_t id;           /* 0 for a default stream */
@@ -64,7 +65,7 @@ struct sim_state {
 	struct sim_event *events;
 
 	pthread_mutex_t vm_lock;
-	struct sim_vm *vm;
+	struct sim_vm vm;
 	uint64_t last_leaked;
 };
 

@@ -1,0 +1,163 @@
+/*
+ * physical.c - aclrtMallocPhysical / aclrtFreePhysical.
+ *
+ * A device's physical memory is one sparse memfd the size of the device,
+ * created on first use; a handle is a run of its pages, found with the
+ * same page allocator as aclrtMalloc. Mapping the memfd MAP_SHARED is what
+ * lets bytes survive an unmap and reappear at another address. One fd per
+ * device, not per handle, so thousands of handles need no file limit.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+struct vm_phys *vm_phys_find(void *handle)
+{
+	struct vm_phys *ph = NULL;
+
+	if (handle)
+		HASH_FIND_PTR(sim.vm.handles, &handle, ph);
+	return ph;
+}
+
+int vm_phys_fd(const struct vm_phys *ph, uint64_t *offset)
+{
+	const struct sim_device *d = &sim.device[ph->device];
+
+	*offset = ph->pages->start * d->page_size;
+	return d->phys_fd;
+}
+
+static int open_phys(struct sim_device *d)
+{
+	if (d->phys_fd >= 0)
+		return 0;
+	d->phys_fd = memfd_create("npusim-physical", MFD_CLOEXEC);
+	if (d->phys_fd < 0)
+		return -1;
+	if (ftruncate(d->phys_fd, (off_t)(d->npages * d->page_size)) < 0) {
+		close(d->phys_fd);
+		d->phys_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* ACL_SUCCESS or an ACL error; the caller holds d->lock. */
+static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phys *ph)
+{
+	uint64_t npages = size / d->page_size + (size % d->page_size != 0);
+	uint64_t bytes = npages * d->page_size;
+
+	if (sim_fault_fires(&d->phys_fault))
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	if (npages > d->npages || d->ctr.used + bytes > d->npages * d->page_size)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	if (open_phys(d) < 0)
+		return ACL_ERROR_BAD_ALLOC;
+	if (extent_map_alloc(&d->phys, npages, &ph->pages) < 0)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	ph->size = bytes;
+	sim_account_alloc(d, bytes);
+	d->ctr.physical_used += bytes;
+	d->ctr.physical_calls++;
+	return ACL_SUCCESS;
+}
+
+static aclError check_prop(const aclrtPhysicalMemProp *prop)
+{
+	if (!prop || prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+		return ACL_ERROR_INVALID_PARAM;
+	if (prop->location.id >= (uint32_t)sim.ndev)
+		return ACL_ERROR_INVALID_DEVICE;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+			     const aclrtPhysicalMemProp *prop, uint64_t flags)
+{
+	struct vm_phys *ph;
+	struct sim_device *d;
+	aclError rc;
+
+	(void)flags;
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	if (!handle || size == 0)
+		return ACL_ERROR_INVALID_PARAM;
+	rc = check_prop(prop);
+	if (rc != ACL_SUCCESS)
+		return rc;
+	ph = calloc(1, sizeof(*ph));
+	if (!ph)
+		return ACL_ERROR_BAD_ALLOC;
+	ph->self = ph;
+	ph->device = (int)prop->location.id;
+	d = &sim.device[ph->device];
+	pthread_mutex_lock(&sim.vm_lock);
+	pthread_mutex_lock(&d->lock);
+	rc = take_physical(d, size, ph);
+	if (rc != ACL_SUCCESS)
+		d->ctr.physical_failures++;
+	pthread_mutex_unlock(&d->lock);
+	if (rc == ACL_SUCCESS)
+		HASH_ADD_PTR(sim.vm.handles, self, ph);
+	pthread_mutex_unlock(&sim.vm_lock);
+	if (rc != ACL_SUCCESS) {
+		free(ph);
+		return rc;
+	}
+	*handle = ph;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
+{
+	struct vm_phys *ph;
+	struct sim_device *d;
+	uint64_t off;
+	int fd;
+
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	pthread_mutex_lock(&sim.vm_lock);
+	ph = vm_phys_find(handle);
+	if (!ph || ph->maps > 0) {
+		pthread_mutex_unlock(&sim.vm_lock);
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	HASH_DEL(sim.vm.handles, ph);
+	d = &sim.device[ph->device];
+	pthread_mutex_lock(&d->lock);
+	/* Give the RAM back; the next handle on these pages starts zeroed. */
+	fd = vm_phys_fd(ph, &off);
+	fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)ph->size);
+	extent_map_free(&d->phys, ph->pages);
+	sim_account_free(d, ph->size);
+	d->ctr.physical_used -= ph->size;
+	d->ctr.physical_frees++;
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&sim.vm_lock);
+	free(ph);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+					  aclrtMemGranularityOptions option,
+					  size_t *granularity)
+{
+	aclError rc;
+
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	if (!granularity || (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
+			     option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+		return ACL_ERROR_INVALID_PARAM;
+	rc = check_prop(prop);
+	if (rc == ACL_SUCCESS)
+		*granularity = sim.device[prop->location.id].page_size;
+	return rc;
+}
