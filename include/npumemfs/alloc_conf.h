@@ -73,7 +73,10 @@ void npa_conf_default(struct npa_conf *conf, const struct npa_flavor *flavor);
  * Parse `str` over a copy of `*conf`; on success store it back, marking
  * each key given with `origin`. On error return -EINVAL, leave `*conf`
  * unchanged and write upstream's message (quoting the string and listing
- * the valid keys) into `err`.
+ * the valid keys) into `err`:
+ *
+ *   Unrecognized key 'foo' in NPU allocator config, input "foo:1"; valid keys: ...
+ *   garbage_collect_threshold is invalid, set it in (0.0, 1.0); input "..."; ...
  *
  * As upstream, every parse first resets max_split_size_mb,
  * garbage_collection_threshold and roundup_power2_divisions, and sets
@@ -119,9 +122,10 @@ const char *npa_conf_origin_name(enum npa_conf_origin o);
 /*
  * Whether an option may change while blocks are live: the ones torch_npu's
  * _set_allocator_settings() or a re-parse may change at run time (split,
- * rounding, gc, fraction, throw_on_npumalloc_oom, expandable_segments), not
- * the ones that shape segments or addresses (large_segment_size_mb,
- * segment_size_mb, page_size, base_addr_aligned_kb, multi_stream_lazy_reclaim).
+ * rounding, gc, fraction, throw_on_npumalloc_oom, expandable_segments); not
+ * those that shape segments or addresses (large_segment_size_mb,
+ * segment_size_mb, page_size, base_addr_aligned_kb) nor
+ * multi_stream_lazy_reclaim, which _set_allocator_settings() refuses.
  */
 bool npa_conf_key_runtime_safe(enum npa_conf_key k);
 

@@ -155,12 +155,14 @@ static void sanitize(char *dst, size_t dstlen, const char *src, size_t max)
 	dst[i] = '\0';
 }
 
-static void trim_end(char *s)
+/* Upstream's texts end in ".", ", " or nothing; what follows fits each. */
+static const char *after_text(char *s)
 {
 	size_t n = strlen(s);
 
-	while (n && strchr(" ,.", s[n - 1]))
+	while (n && s[n - 1] == ' ')
 		s[--n] = '\0';
+	return n && strchr(",.", s[n - 1]) ? " " : "; ";
 }
 
 /*
@@ -179,11 +181,10 @@ static int fail(struct parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
-	trim_end(head);
 	sanitize(quoted, sizeof(quoted), p->str, QUOTE_MAX);
 	if (!p->err || !p->errlen)
 		return -EINVAL;
-	out_printf(&o, "%s; in \"%s\"; valid keys:", head, quoted);
+	out_printf(&o, "%s%sinput \"%s\"; valid keys:", head, after_text(head), quoted);
 	for (size_t i = 0; i < p->d->nkeys; i++)
 		out_printf(&o, "%s %s", i ? "," : "", p->d->keys[i].name);
 	return -EINVAL;

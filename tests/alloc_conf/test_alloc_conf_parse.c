@@ -274,9 +274,9 @@ static void throw_on_malloc_oom_is_spelled_per_flavor(void **state)
 	refused(NPU, "throw_on_npumalloc_oom:1",
 		"Expected a single True/False argument for throw_on_npumalloc_oom;");
 	refused(CUDA, "throw_on_npumalloc_oom:True",
-		"Unrecognized key 'throw_on_npumalloc_oom' in Accelerator allocator config;");
+		"Unrecognized key 'throw_on_npumalloc_oom' in Accelerator allocator config. input");
 	refused(NPU, "throw_on_cudamalloc_oom:True",
-		"Unrecognized key 'throw_on_cudamalloc_oom' in NPU allocator config;");
+		"Unrecognized key 'throw_on_cudamalloc_oom' in NPU allocator config, input");
 }
 
 static void multi_stream_lazy_reclaim_is_an_npu_boolean(void **state)
@@ -297,7 +297,7 @@ static void base_addr_aligned_kb_is_0_to_16(void **state)
 	refused(NPU, "base_addr_aligned_kb:08",
 		"CachingAllocator option base_addr_aligned_kb error, must be [0~16], dtype is int;");
 	refused(NPU, "base_addr_aligned_kb:-1",
-		"CachingAllocator option base_addr_aligned_kb is invalid;");
+		"CachingAllocator option base_addr_aligned_kb is invalid. input");
 }
 
 static void page_size_takes_only_1g(void **state)
@@ -323,11 +323,11 @@ static void npu_only_keys_are_unknown_to_cuda(void **state)
 {
 	(void)state;
 	refused(CUDA, "page_size:1g",
-		"Unrecognized key 'page_size' in Accelerator allocator config;");
+		"Unrecognized key 'page_size' in Accelerator allocator config. input");
 	refused(CUDA, "base_addr_aligned_kb:8",
-		"Unrecognized key 'base_addr_aligned_kb' in Accelerator allocator config;");
+		"Unrecognized key 'base_addr_aligned_kb' in Accelerator allocator config. input");
 	refused(NPU, "backend:native",
-		"Unrecognized key 'backend' in NPU allocator config;");
+		"Unrecognized key 'backend' in NPU allocator config, input");
 }
 
 static void hardware_only_keys_are_checked_and_change_nothing(void **state)
@@ -432,7 +432,7 @@ static void empty_string_changes_nothing_in_npu_and_resets_in_cuda(void **state)
 /* ---- combinations ---- */
 
 #define EXPANDABLE_TEXT "`max_split_size_mb` or `garbage_collection_threshold`, cannot be enabled with " \
-	"`expandable_segments`, please set `expandable_segments` to `False`;"
+	"`expandable_segments`, please set `expandable_segments` to `False`. input"
 
 static void npu_refuses_expandable_with_split_limit_or_gc(void **state)
 {
@@ -587,7 +587,7 @@ static void error_quotes_the_input_and_lists_the_keys(void **state)
 {
 	(void)state;
 	refused(NPU, "foo:1,bar:2",
-		"Unrecognized key 'foo' in NPU allocator config; in \"foo:1,bar:2\"; valid keys: "
+		"Unrecognized key 'foo' in NPU allocator config, input \"foo:1,bar:2\"; valid keys: "
 		"max_split_size_mb, max_non_split_rounding_mb, garbage_collection_threshold, "
 		"roundup_power2_divisions, expandable_segments, large_segment_size_mb, "
 		"segment_size_mb, base_addr_aligned_kb, page_size, per_process_memory_fraction, "
@@ -597,7 +597,7 @@ static void error_quotes_the_input_and_lists_the_keys(void **state)
 		"pinned_reserve_segment_size_mb, release_lock_on_npumalloc");
 	refused(CUDA, "max_split_size_mb:30:40",
 		"Error parsing CachingAllocator settings, expected ',' after the value of "
-		"max_split_size_mb, got ':'; in \"max_split_size_mb:30:40\"; valid keys: "
+		"max_split_size_mb, got ':'; input \"max_split_size_mb:30:40\"; valid keys: "
 		"max_split_size_mb, max_non_split_rounding_mb, garbage_collection_threshold, "
 		"roundup_power2_divisions, expandable_segments, large_segment_size_mb, "
 		"per_process_memory_fraction, throw_on_cudamalloc_oom, ");
@@ -628,10 +628,10 @@ static void unprintable_and_long_input_is_quoted_safely(void **state)
 	char lng[700];
 
 	(void)state;
-	refused(NPU, "\x1b[31mfoo:1", "Unrecognized key '?' in NPU allocator config; in \"?[31mfoo:1\"");
+	refused(NPU, "\x1b[31mfoo:1", "Unrecognized key '?' in NPU allocator config, input \"?[31mfoo:1\"");
 	memset(lng, 'a', sizeof(lng) - 1);
 	lng[sizeof(lng) - 1] = '\0';
-	refused(NPU, lng, "settings too long: 699 bytes, at most 511; in \"aaaa");
+	refused(NPU, lng, "settings too long: 699 bytes, at most 511; input \"aaaa");
 	assert_non_null(strstr(err, "aaa...\""));
 	/* A buffer too small for the message gets as much as fits. */
 	struct npa_conf c = defaults(NPU);
