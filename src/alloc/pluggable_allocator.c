@@ -15,6 +15,7 @@
 
 #include <bsd/sys/tree.h>
 
+#include <acl/acl_rt.h>
 #include <npumemfs/npusim.h>
 #include <npumemfs/pluggable_allocator.h>
 
@@ -205,6 +206,19 @@ static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
 	}
 	pthread_mutex_lock(&a->lock);
 	struct npl_block *old = find_overlap(a, nb);
+	if (old && old->ptr == nb->ptr) {
+		/* Giving it back would free the live block at that address. */
+		a->guard.refused_overlap++;
+		size_t old_size = old->size;
+		pthread_mutex_unlock(&a->lock);
+		snprintf(err, errlen,
+			 "plug-in %s returned %p for %zu bytes, the address of live "
+			 "block %p of %zu bytes (overlapping live block): not given "
+			 "back, allocation refused",
+			 a->plugin->alloc_name, nb->ptr, nb->size, nb->ptr, old_size);
+		free(nb);
+		return -EFAULT;
+	}
 	if (old) {
 		void *old_ptr = old->ptr;
 		size_t old_size = old->size;
@@ -238,6 +252,14 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 	if (size > (size_t)SSIZE_MAX)
 		return plugin_returned_null(a, device, size, err, errlen);
 
+	/* What the caller's device guard does upstream: torch_npu's example
+	 * plug-in allocates on the current device and ignores `device`. */
+	aclError acl = aclrtSetDevice(device);
+	if (acl != ACL_SUCCESS) {
+		snprintf(err, errlen, "cannot make device %d current (ACL error %d)",
+			 device, acl);
+		return -EINVAL;
+	}
 	struct npl_block *nb = calloc(1, sizeof(*nb));
 	if (!nb) {
 		snprintf(err, errlen, "out of host memory");
@@ -335,8 +357,8 @@ int npl_set_memory_fraction(struct npl *a, int device, double fraction,
 		snprintf(err, errlen, "invalid device %d", device);
 		return -EINVAL;
 	}
-	if (!(fraction > 0.0 && fraction <= 1.0)) {
-		snprintf(err, errlen, "invalid fraction: %g. Please set within (0, 1].",
+	if (!(fraction >= 0.0 && fraction <= 1.0)) {
+		snprintf(err, errlen, "Invalid fraction value: %g. Allowed range: 0~1",
 			 fraction);
 		return -EINVAL;
 	}

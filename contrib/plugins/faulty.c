@@ -1,0 +1,118 @@
+/*
+ * faulty.c - a plug-in that breaks the rules on purpose, for tests.
+ *
+ * The alloc function named in the spec picks the fault; faulty_free goes
+ * with all of them:
+ *     faulty_alloc           a correct pass-through (the control case)
+ *     faulty_null3_alloc     returns NULL on every third call
+ *     faulty_overlap_alloc   returns the previous block again while it lives
+ *     faulty_unaligned_alloc returns a pointer 16 bytes past the device's
+ *     faulty_init_refuse     an init_checked hook that refuses the load
+ * A pointer faulty_free does not know (a fake it made up) is ignored, so a
+ * wrapper can give every refused pointer back safely.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <acl/acl_rt.h>
+
+#define FAULTY_MAX_LIVE 4096
+#define FAULTY_SKEW 16
+
+struct real_block {
+	char *handed; /* what the caller got */
+	char *base;   /* what the device gave */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct real_block live[FAULTY_MAX_LIVE];
+static int nlive;
+static long calls;
+static char *last_handed;
+
+/* Lock held. */
+static void *device_block(size_t size, size_t skew)
+{
+	void *p = NULL;
+
+	if (nlive == FAULTY_MAX_LIVE ||
+	    aclrtMalloc(&p, size + skew, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS)
+		return NULL;
+	live[nlive].base = p;
+	live[nlive].handed = (char *)p + skew;
+	last_handed = live[nlive].handed;
+	return live[nlive++].handed;
+}
+
+static int find_live(const void *handed)
+{
+	for (int i = 0; i < nlive; i++)
+		if (live[i].handed == handed)
+			return i;
+	return -1;
+}
+
+void *faulty_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)device, (void)stream;
+	pthread_mutex_lock(&lock);
+	void *p = device_block((size_t)size, 0);
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+void *faulty_null3_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	pthread_mutex_lock(&lock);
+	long n = ++calls;
+	pthread_mutex_unlock(&lock);
+	if (n % 3 == 0)
+		return NULL;
+	return faulty_alloc(size, device, stream);
+}
+
+void *faulty_overlap_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)device, (void)stream;
+	pthread_mutex_lock(&lock);
+	void *p = last_handed && find_live(last_handed) >= 0
+			  ? last_handed
+			  : device_block((size_t)size, 0);
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+void *faulty_unaligned_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)device, (void)stream;
+	pthread_mutex_lock(&lock);
+	void *p = device_block((size_t)size, FAULTY_SKEW);
+	pthread_mutex_unlock(&lock);
+	return p;
+}
+
+void faulty_free(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	char *base = NULL;
+
+	(void)size, (void)device, (void)stream;
+	pthread_mutex_lock(&lock);
+	int i = find_live(ptr);
+	if (i >= 0) {
+		base = live[i].base;
+		live[i] = live[--nlive];
+	}
+	pthread_mutex_unlock(&lock);
+	if (base)
+		aclrtFree(base);
+	else
+		fprintf(stderr, "faulty: free of %p, which was never real, ignored\n",
+			ptr);
+}
+
+int faulty_init_refuse(int device_count)
+{
+	(void)device_count;
+	return -1;
+}

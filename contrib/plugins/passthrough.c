@@ -1,0 +1,49 @@
+/*
+ * passthrough.c - every request goes straight to the device.
+ *
+ * torch_npu's documented example allocator, in C: what any plug-in must
+ * at least do. passthrough_alloc/passthrough_free log each call to stderr
+ * like the example; passthrough_alloc_silent/passthrough_free_silent do
+ * the same without the log (for benchmarks).
+ *
+ *     echo "$PWD/build/lib/passthrough.so passthrough_alloc passthrough_free" \
+ *         > mnt/ctl/allocator
+ */
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <acl/acl_rt.h>
+
+void *passthrough_alloc_silent(ssize_t size, int device, aclrtStream stream)
+{
+	void *ptr = NULL;
+
+	(void)device, (void)stream;
+	if (aclrtMallocAlign32(&ptr, (size_t)size, ACL_MEM_MALLOC_HUGE_FIRST) !=
+	    ACL_SUCCESS)
+		return NULL;
+	return ptr;
+}
+
+void passthrough_free_silent(void *ptr, ssize_t size, int device,
+			     aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	aclrtFree(ptr);
+}
+
+void *passthrough_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	void *ptr = passthrough_alloc_silent(size, device, stream);
+
+	fprintf(stderr, "passthrough: alloc ptr = %p, size = %zd, device = %d\n",
+		ptr, size, device);
+	return ptr;
+}
+
+void passthrough_free(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	fprintf(stderr, "passthrough: free ptr = %p, size = %zd, device = %d\n",
+		ptr, size, device);
+	passthrough_free_silent(ptr, size, device, stream);
+}

@@ -1,0 +1,410 @@
+/*
+ * test_allocator_switch.c - swapping allocators under live allocations,
+ * with the contrib plug-ins on the simulated NPU.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/allocator_switch.h>
+#include <npumemfs/npusim.h>
+
+#define MiB (1024 * 1024)
+
+static struct npa *npa;
+static struct sw *sw;
+static char err[1024];
+static char spec[2 * PATH_MAX];
+
+static const char *plugin(const char *so, const char *functions)
+{
+	snprintf(spec, sizeof(spec), "%s/%s %s\n", PLUGIN_DIR, so, functions);
+	return spec;
+}
+
+static const char *passthrough(void)
+{
+	return plugin("passthrough.so",
+		      "passthrough_alloc_silent passthrough_free_silent");
+}
+
+static uint64_t device_used(int device)
+{
+	struct npusim_counters c;
+	assert_int_equal(npusim_device_counters(device, &c), 0);
+	return c.used;
+}
+
+static int setup(void **state)
+{
+	struct npusim_config cfg;
+	struct npa_options opt = { .device_count = 2 };
+	(void)state;
+
+	err[0] = '\0';
+	npusim_config_default(&cfg, 2, 512ull * MiB);
+	if (npusim_init(&cfg))
+		return -1;
+	npa_conf_default(&opt.conf, &npa_flavor_npu);
+	if (npa_create(&opt, &npa))
+		return -1;
+	struct sw_options so = {
+		.caching = npa,
+		.device_count = 2,
+		.plugin_dirs = "/nonexistent, " PLUGIN_DIR,
+		.owner = getuid(),
+	};
+	return sw_create(&so, &sw);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sw_destroy(sw);
+	npa_destroy(npa, NULL);
+	npusim_shutdown();
+	return 0;
+}
+
+static void *alloc_filled(size_t size, int byte)
+{
+	void *p = NULL;
+	assert_int_equal(sw_malloc(sw, 0, size, NULL, &p, err, sizeof(err)), 0);
+	assert_non_null(p);
+	memset(p, byte, size);
+	return p;
+}
+
+static void assert_filled(const void *p, size_t size, int byte)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < size; i++)
+		if (c[i] != byte)
+			fail_msg("byte %zu of %p is %d, not %d", i, p, c[i], byte);
+}
+
+static size_t count_allocators(void)
+{
+	struct sw_info *all;
+	size_t n;
+	assert_int_equal(sw_list(sw, &all, &n), 0);
+	free(all);
+	return n;
+}
+
+static void caching_is_current_at_start(void **state)
+{
+	struct npa_stats s;
+	void *p;
+	(void)state;
+
+	assert_true(sw_is_caching(sw));
+	assert_int_equal(sw_malloc(sw, 0, 1 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npa_get_stats(npa, 0, &s), 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 1);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+}
+
+static void plugin_serves_new_allocations_and_its_stats_are_shown(void **state)
+{
+	struct npa_stats s;
+	void *p;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_false(sw_is_caching(sw));
+	assert_int_equal(sw_malloc(sw, 1, 3 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npusim_device_of(p), 1);
+	assert_int_equal(sw_get_stats(sw, 1, &s), 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 1);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_LARGE_POOL].current, 3 * MiB);
+	assert_int_equal(npa_get_stats(npa, 1, &s), 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].allocated, 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+}
+
+static void swaps_with_live_blocks_keep_every_byte(void **state)
+{
+	(void)state;
+
+	void *a = alloc_filled(4 * MiB, 0xa1);
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	void *b = alloc_filled(2 * MiB, 0xb2);
+	assert_int_equal(sw_write(sw, plugin("arena.so", "arena_alloc arena_free"),
+				  err, sizeof(err)), 0);
+	void *c = alloc_filled(1 * MiB, 0xc3);
+	assert_int_equal(sw_write(sw, "caching\n", err, sizeof(err)), 0);
+	void *d = alloc_filled(512, 0xd4);
+
+	/* caching (current), passthrough and arena (retired, still live). */
+	assert_int_equal(count_allocators(), 3);
+	assert_filled(a, 4 * MiB, 0xa1);
+	assert_filled(b, 2 * MiB, 0xb2);
+	assert_filled(c, 1 * MiB, 0xc3);
+	assert_filled(d, 512, 0xd4);
+
+	assert_int_equal(sw_free(sw, b, err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 2);
+	assert_int_equal(sw_free(sw, c, err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 1);
+	assert_int_equal(sw_free(sw, a, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, d, err, sizeof(err)), 0);
+	struct npa_stats s;
+	assert_int_equal(npa_get_stats(npa, 0, &s), 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 0);
+}
+
+static void retired_plugin_is_unloaded_with_its_last_block(void **state)
+{
+	void *p, *q;
+	(void)state;
+
+	uint64_t before = device_used(0);
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 2 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 2 * MiB, NULL, &q, err, sizeof(err)), 0);
+	sw_set_caching(sw);
+	assert_int_equal(count_allocators(), 2);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 2);
+	assert_int_equal(sw_free(sw, q, err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 1);
+	assert_int_equal(device_used(0), before);
+}
+
+static void plugin_without_blocks_is_unloaded_at_once_when_replaced(void **state)
+{
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 2); /* plugin2 and caching */
+	assert_int_equal(sw_get_stats_of(sw, 1, 0, &(struct npa_stats){ 0 }), -ENOENT);
+	sw_set_caching(sw);
+	assert_int_equal(count_allocators(), 1);
+}
+
+static void failed_writes_keep_the_current_allocator(void **state)
+{
+	struct sw_info *all;
+	size_t n;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_write(sw, plugin("missing.so", "a b"), err, sizeof(err)),
+			 -ENOENT);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_alloc faulty_free "
+					     "init_checked=faulty_init_refuse"),
+				  err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "refused the load (returned -1)"));
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_alloc nope"),
+				  err, sizeof(err)), -EINVAL);
+	assert_int_equal(sw_write(sw, "/etc/passwd a b", err, sizeof(err)), -EACCES);
+	assert_int_equal(sw_write(sw, "cached", err, sizeof(err)), -EINVAL);
+	assert_int_equal(sw_list(sw, &all, &n), 0);
+	assert_int_equal(n, 2);
+	assert_true(all[0].current);
+	assert_string_equal(all[0].name, "plugin1");
+	assert_string_equal(all[0].alloc_name, "passthrough_alloc_silent");
+	free(all);
+}
+
+static void foreign_free_is_refused_and_counted(void **state)
+{
+	static char elsewhere[4096] __attribute__((aligned(512)));
+	(void)state;
+
+	assert_int_equal(sw_free(sw, elsewhere, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "Trying to free a pointer not allocated here");
+	char *text = sw_describe(sw);
+	assert_non_null(strstr(text, "refused_frees 1\n"));
+	free(text);
+}
+
+static void describe_names_current_and_retired_owners(void **state)
+{
+	void *p, *q;
+	(void)state;
+
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_write(sw, plugin("arena.so", "arena_alloc arena_free "
+					     "init=arena_init reset=arena_reset"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 1000, NULL, &q, err, sizeof(err)), 0);
+	char *text = sw_describe(sw);
+	assert_non_null(text);
+	char expect[PATH_MAX + 64];
+	snprintf(expect, sizeof(expect), "current plugin1\n  path %s/arena.so\n"
+		 "  alloc arena_alloc\n  free arena_free\n"
+		 "  hooks init=arena_init reset=arena_reset\n", PLUGIN_DIR);
+	if (!strstr(text, expect))
+		fail_msg("no '%s' in:\n%s", expect, text);
+	assert_non_null(strstr(text, "  live_blocks 1\n  live_bytes 1000\n"));
+	assert_non_null(strstr(text, "retired caching\n"));
+	assert_non_null(strstr(text, "  live_blocks 1\n  live_bytes 4096\n"));
+	free(text);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	text = sw_describe(sw);
+	assert_null(strstr(text, "retired caching"));
+	free(text);
+	assert_int_equal(sw_free(sw, q, err, sizeof(err)), 0);
+}
+
+static void plugin_null_is_an_oom_counted_in_stats(void **state)
+{
+	void *p[3];
+	struct npa_stats s;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_null3_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &p[0], err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &p[1], err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &p[2], err, sizeof(err)), -ENOMEM);
+	assert_null(p[2]);
+	assert_int_equal(sw_get_stats(sw, 0, &s), 0);
+	assert_int_equal(s.num_ooms, 1);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 2);
+	assert_int_equal(sw_free(sw, p[0], err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p[1], err, sizeof(err)), 0);
+}
+
+static void overlapping_plugin_pointer_is_refused_without_losing_memory(void **state)
+{
+	void *p, *q = (void *)1;
+	(void)state;
+
+	uint64_t before = device_used(0);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_overlap_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 8192, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 8192, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_non_null(strstr(err, "overlapping live block"));
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	assert_int_equal(device_used(0), before);
+}
+
+static void unaligned_plugin_pointer_is_given_back(void **state)
+{
+	void *p = (void *)1;
+	(void)state;
+
+	uint64_t before = device_used(0);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_unaligned_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 8192, NULL, &p, err, sizeof(err)), -EFAULT);
+	assert_null(p);
+	assert_non_null(strstr(err, "not 512-byte aligned"));
+	assert_int_equal(device_used(0), before);
+}
+
+static void empty_cache_runs_the_arena_reset_hook(void **state)
+{
+	void *p;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, plugin("arena.so", "arena_alloc arena_free "
+					     "reset=arena_reset"), err, sizeof(err)), 0);
+	uint64_t before = device_used(1);
+	assert_int_equal(sw_malloc(sw, 1, 1 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	/* The 64 MiB chunk stays after its last block is freed... */
+	assert_true(device_used(1) >= before + 64 * MiB);
+	/* ...until empty_cache calls the reset hook. */
+	assert_int_equal(sw_empty_cache(sw, -1), 0);
+	assert_int_equal(device_used(1), before);
+}
+
+static void memory_fraction_goes_to_the_current_allocator(void **state)
+{
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_set_memory_fraction(sw, 1, 0.25, err, sizeof(err)), 0);
+	assert_true(sw_get_memory_fraction(sw, 1) == 0.25);
+	sw_set_caching(sw);
+	assert_true(sw_get_memory_fraction(sw, 1) == 0.25);
+	assert_int_equal(sw_set_memory_fraction(sw, 1, 1.5, err, sizeof(err)), -EINVAL);
+}
+
+struct churn {
+	int rounds;
+	int failures;
+};
+
+static void *churn_thread(void *arg)
+{
+	struct churn *c = arg;
+	char e[256];
+
+	for (int i = 0; i < c->rounds; i++) {
+		void *p = NULL;
+		size_t size = (size_t)(i % 7 + 1) * 4096;
+		if (sw_malloc(sw, i % 2, size, NULL, &p, e, sizeof(e)) || !p) {
+			c->failures++;
+			continue;
+		}
+		memset(p, i & 0xff, size);
+		if (((unsigned char *)p)[size - 1] != (i & 0xff) ||
+		    sw_free(sw, p, e, sizeof(e)))
+			c->failures++;
+	}
+	return NULL;
+}
+
+static void swaps_race_with_allocations_safely(void **state)
+{
+	pthread_t t[4];
+	struct churn c[4];
+	(void)state;
+
+	for (int i = 0; i < 4; i++) {
+		c[i] = (struct churn){ .rounds = 2000 };
+		assert_int_equal(pthread_create(&t[i], NULL, churn_thread, &c[i]), 0);
+	}
+	for (int i = 0; i < 40; i++) {
+		if (i % 2)
+			sw_set_caching(sw);
+		else
+			assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+		free(sw_describe(sw));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(c[i].failures, 0);
+	}
+	assert_true(sw_is_caching(sw));
+	assert_int_equal(count_allocators(), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		T(caching_is_current_at_start),
+		T(plugin_serves_new_allocations_and_its_stats_are_shown),
+		T(swaps_with_live_blocks_keep_every_byte),
+		T(retired_plugin_is_unloaded_with_its_last_block),
+		T(plugin_without_blocks_is_unloaded_at_once_when_replaced),
+		T(failed_writes_keep_the_current_allocator),
+		T(foreign_free_is_refused_and_counted),
+		T(describe_names_current_and_retired_owners),
+		T(plugin_null_is_an_oom_counted_in_stats),
+		T(overlapping_plugin_pointer_is_refused_without_losing_memory),
+		T(unaligned_plugin_pointer_is_given_back),
+		T(empty_cache_runs_the_arena_reset_hook),
+		T(memory_fraction_goes_to_the_current_allocator),
+		T(swaps_race_with_allocations_safely),
+#undef T
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
