@@ -98,6 +98,10 @@ struct wl_replay_counters {
 struct wl_replay;
 
 /*
+ * A replay is driven by one thread at a time: run, counters, release_all
+ * and free are not meant to race each other (read the counters between
+ * chunks, as a daemon running a trace in chunks would).
+ *
  * A replay state (ID table, streams) driving allocator `a`. Fails with
  * -EINVAL and "TRACE:LINE: device 3 does not exist (2 devices)" if the
  * trace names a device the allocator does not have. The trace must outlive
@@ -109,6 +113,8 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 void wl_replay_set_check(struct wl_replay *r, bool check);
 /*
  * Run events [from, to) of the trace (to is clamped to the trace's end).
+ * Chunks must follow each other in order; to run the trace again from 0,
+ * call wl_replay_release_all first.
  * Stops early, returning -ECANCELED, when *stop (may be NULL) becomes true;
  * counters.position says where it stopped. Returns 0, or a negative errno
  * with "TRACE:LINE: reason" in err for an allocator or runtime failure

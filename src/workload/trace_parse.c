@@ -255,8 +255,9 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 		rc = bad(p, "bad size '%s'", f[2]);
 	if (rc == 0)
 		rc = parse_options(p, f + 3, nf - 3, true, &o);
-	if (rc == 0)
-		rc = stream_index(p, o.stream < 0 ? 0 : o.stream, &ev->stream);
+	/* ev->stream is 0, the default stream's index, unless another is named. */
+	if (rc == 0 && o.stream > 0)
+		rc = stream_index(p, o.stream, &ev->stream);
 	if (rc)
 		return rc;
 	e = find_id(p, f[1]);
