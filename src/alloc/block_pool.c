@@ -2,7 +2,6 @@
  * block_pool.c - ordered sets of free blocks and of segments.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "block.h"
 
@@ -49,12 +48,24 @@ void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
 	RB_REMOVE(npa_block_tree, &pool->blocks, b);
 }
 
+/* RB_NFIND with the key (stream, size, 0) compared in place: no key block to build. */
 struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
 				 size_t size)
 {
-	struct npa_block key = { .stream = stream, .size = size, .ptr = NULL };
+	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL;
+	uintptr_t s = (uintptr_t)stream;
 
-	return RB_NFIND(npa_block_tree, &pool->blocks, &key);
+	while (b != NULL) {
+		uintptr_t bs = (uintptr_t)b->stream;
+
+		if (s < bs || (s == bs && size <= b->size)) {
+			found = b;
+			b = RB_LEFT(b, node);
+		} else {
+			b = RB_RIGHT(b, node);
+		}
+	}
+	return found;
 }
 
 struct npa_block *npa_block_get(struct npa_block_cache *c)
@@ -66,7 +77,14 @@ struct npa_block *npa_block_get(struct npa_block_cache *c)
 	else
 		b = malloc(sizeof(*b));
 	if (b != NULL) {
-		memset(b, 0, sizeof(*b));
+		/* Tree and hash links are set when the block joins them. */
+		b->requested_size = 0;
+		b->prev = b->next = NULL;
+		b->uses = NULL;
+		b->nuses = b->uses_cap = 0;
+		b->event_count = 0;
+		b->gc_base = 0;
+		b->allocated = false;
 		b->mapped = true;
 	}
 	return b;

@@ -178,9 +178,10 @@ int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 	if (pooled != t.free_blocks)
 		return fail(err, errlen, "pools hold %zu blocks, segments have %zu free",
 			    pooled, t.free_blocks);
-	if (HASH_COUNT(dev->allocated) != (unsigned)t.st.allocation[NPA_STAT_ALL].current)
+	/* The map also holds its anchor. */
+	if (HASH_COUNT(dev->allocated) != 1 + (unsigned)t.st.allocation[NPA_STAT_ALL].current)
 		return fail(err, errlen, "pointer map holds %u blocks, %" PRId64 " allocated",
-			    HASH_COUNT(dev->allocated), t.st.allocation[NPA_STAT_ALL].current);
+			    HASH_COUNT(dev->allocated) - 1, t.st.allocation[NPA_STAT_ALL].current);
 	if (t.pending_events != dev->events.pending)
 		return fail(err, errlen, "%zu events queued, blocks wait for %zu",
 			    dev->events.pending, t.pending_events);

@@ -32,6 +32,9 @@ struct npa_device {
 	struct npa_pool large;
 	struct npa_segment_tree segments;
 	struct npa_block *allocated;   /* pointer map (uthash) */
+	/* Keyed at NULL, never a block: keeps the map's table alive, which
+	 * uthash would otherwise free and re-allocate whenever it empties. */
+	struct npa_block map_anchor;
 	struct npa_block_cache cache;
 	struct npa_event_queues events;
 	size_t total_allocated_memory; /* device bytes held */
@@ -60,9 +63,25 @@ size_t npa_round_size(const struct npa_device *dev, size_t size);
 size_t npa_allocation_size(const struct npa_device *dev, size_t size);
 struct npa_pool *npa_pool_for(struct npa_device *dev, size_t size);
 
+/* Upstream's update_stat: a signed change, peak kept. */
+static inline void npa_stat_single_update(struct npa_stat *s, int64_t amount)
+{
+	if (amount > 0)
+		npa_stat_increase(s, amount);
+	else if (amount < 0)
+		npa_stat_decrease(s, -amount);
+}
+
+/* Every change counts for "all" and for the block's own pool. */
+static inline void npa_stat_update(struct npa_stat *arr, const struct npa_pool *pool,
+				   int64_t amount)
+{
+	npa_stat_single_update(&arr[NPA_STAT_ALL], amount);
+	npa_stat_single_update(&arr[pool->is_small ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL],
+			       amount);
+}
+
 /* device_stats.c */
-void npa_stat_update(struct npa_stat *arr, const struct npa_pool *pool, int64_t amount);
-void npa_stat_single_update(struct npa_stat *s, int64_t amount);
 void npa_stats_reset_peak(struct npa_stats *st);
 void npa_stats_reset_accumulated(struct npa_stats *st);
 
@@ -77,7 +96,10 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 					 const struct npa_alloc_params *p);
 void npa_release_cached_blocks(struct npa_device *dev);
 void npa_garbage_collect(struct npa_device *dev);
-bool npa_gc_enabled(const struct npa_device *dev);
+static inline bool npa_gc_enabled(const struct npa_device *dev)
+{
+	return dev->set_fraction && dev->conf->garbage_collection_threshold > 0.0;
+}
 void npa_sync_device_if_flavor(struct npa_device *dev);
 int npa_device_set_fraction(struct npa_device *dev, double fraction);
 

@@ -24,6 +24,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	npa_pool_init(&dev->large, false);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
+	npa_ptr_map_add(&dev->allocated, &dev->map_anchor);
 	dev->stats.max_split_size =
 		conf->max_split_size == SIZE_MAX ? -1 : (int64_t)conf->max_split_size;
 	if (conf->per_process_memory_fraction < 1.0)
@@ -33,7 +34,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 
 struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr)
 {
-	return npa_ptr_map_find(dev->allocated, ptr);
+	return ptr != NULL ? npa_ptr_map_find(dev->allocated, ptr) : NULL;
 }
 
 /* Best fit in the request's own stream, within the oversize rules. */

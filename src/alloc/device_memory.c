@@ -236,11 +236,6 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	return released >= key;
 }
 
-bool npa_gc_enabled(const struct npa_device *dev)
-{
-	return dev->set_fraction && dev->conf->garbage_collection_threshold > 0.0;
-}
-
 static uint64_t gc_age(const struct npa_pool *pool, const struct npa_block *b)
 {
 	return pool->gc_calls - b->gc_base;

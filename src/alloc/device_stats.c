@@ -1,22 +1,7 @@
 /*
- * device_stats.c - upstream's update_stat over "all" and the block's pool.
+ * device_stats.c - upstream's resetPeakStats and resetAccumulatedStats.
  */
 #include "device.h"
-
-void npa_stat_single_update(struct npa_stat *s, int64_t amount)
-{
-	if (amount > 0)
-		npa_stat_increase(s, amount);
-	else if (amount < 0)
-		npa_stat_decrease(s, -amount);
-}
-
-void npa_stat_update(struct npa_stat *arr, const struct npa_pool *pool, int64_t amount)
-{
-	npa_stat_single_update(&arr[NPA_STAT_ALL], amount);
-	npa_stat_single_update(&arr[pool->is_small ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL],
-			       amount);
-}
 
 void npa_stats_reset_peak(struct npa_stats *st)
 {

@@ -20,6 +20,9 @@ static inline unsigned npa_ptr_hash(const void *key)
 
 #undef HASH_FUNCTION
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = npa_ptr_hash(keyptr))
+/* Keys are pointers: compare them as such, not with memcmp. */
+#undef HASH_KEYCMP
+#define HASH_KEYCMP(a, b, n) (*(void *const *)(a) != *(void *const *)(b))
 #include <uthash.h>
 
 #include "block.h"
