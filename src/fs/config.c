@@ -204,7 +204,8 @@ static int set_replay(struct load *ld, void *field, const char *v)
 	if (access(path, R_OK) != 0)
 		return fail(ld, -errno, "replay: cannot read %s: %s", path,
 			    strerror(errno));
-	strcpy(field, path);
+	if (!realpath(path, field))
+		strcpy(field, path);
 	return 1;
 }
 

@@ -99,7 +99,7 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_alloc;
 	}
-	rw_init(&d->replay, d->alloc, d->device_count, &d->log);
+	rw_init(&d->replay, d->alloc, &d->log);
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
 		    (unsigned long long)cfg->capacity, cfg->path[0] ? ", config " : "",

@@ -207,9 +207,11 @@ int main(int argc, char **argv)
 		goto out;
 	if (cli.help || cli.version) {
 		if (cli.help) {
+			struct fuse_args args = FUSE_ARGS_INIT(1, argv);
 			usage(argv[0]);
 			fuse_cmdline_help();
-			fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(1, argv));
+			fuse_lib_help(&args);
+			fuse_opt_free_args(&args);
 		} else {
 			printf("npumemfs %s (libfuse %s)\n", NPUMEMFS_VERSION,
 			       fuse_pkgversion());

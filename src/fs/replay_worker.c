@@ -13,6 +13,8 @@
 #include "replay_worker.h"
 
 #define CHUNK 256
+/* Between rounds of a looping replay: live numbers without a spinning core. */
+#define ROUND_PAUSE_NS (10 * 1000 * 1000)
 
 static const char *const state_names[] = {
 	[RW_IDLE] = "idle", [RW_RUNNING] = "running", [RW_DONE] = "done",
@@ -28,12 +30,10 @@ static double elapsed(const struct timespec *since)
 	       (double)(now.tv_nsec - since->tv_nsec) / 1e9;
 }
 
-void rw_init(struct replay_worker *rw, struct npa *alloc, int device_count,
-	     struct dlog *log)
+void rw_init(struct replay_worker *rw, struct npa *alloc, struct dlog *log)
 {
 	memset(rw, 0, sizeof(*rw));
 	rw->alloc = alloc;
-	rw->device_count = device_count;
 	rw->log = log;
 	pthread_mutex_init(&rw->start_lock, NULL);
 	pthread_mutex_init(&rw->lock, NULL);
@@ -96,8 +96,10 @@ static void *thread_main(void *arg)
 		if (rc || !rw->loop || atomic_load(&rw->stop))
 			break;
 		wl_replay_release_all(rw->replay);
+		nanosleep(&(struct timespec){ 0, ROUND_PAUSE_NS }, NULL);
 		pthread_mutex_lock(&rw->lock);
 		rw->rounds++;
+		rw->paused += ROUND_PAUSE_NS / 1e9;
 		pthread_mutex_unlock(&rw->lock);
 	}
 	if (rc == 0 && atomic_load(&rw->stop))
@@ -180,6 +182,7 @@ int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
 	rw->loop = loop;
 	rw->state = RW_RUNNING;
 	rw->done = rw->done_total = rw->rounds = 0;
+	rw->paused = 0;
 	memset(&rw->counters, 0, sizeof(rw->counters));
 	rw->error[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &rw->started);
@@ -213,6 +216,7 @@ int rw_format(struct replay_worker *rw, struct sbuf *out)
 {
 	pthread_mutex_lock(&rw->lock);
 	double secs = rw->state == RW_RUNNING ? elapsed(&rw->started) : rw->seconds;
+	secs -= rw->paused;
 	sbuf_printf(out, "state: %s\n", state_names[rw->state]);
 	if (rw->state != RW_IDLE) {
 		sbuf_printf(out, "trace: %s\nloop: %s\nrounds: %llu\n", rw->path,

@@ -3,6 +3,7 @@
  *
  * At most one replay runs at a time. Its progress is published after each
  * chunk of events, so a reader sees numbers without touching the replay.
+ * A looping replay pauses 10 ms between rounds (not counted in events/s).
  * A finished replay keeps what it allocated (a fresh mount shows the
  * trace's end state) until the next replay starts or the daemon stops.
  */
@@ -24,7 +25,6 @@ enum rw_state { RW_IDLE, RW_RUNNING, RW_DONE, RW_FAILED, RW_STOPPED };
 
 struct replay_worker {
 	struct npa *alloc;
-	int device_count;
 	struct dlog *log;
 
 	pthread_mutex_t start_lock; /* one rw_start/rw_stop at a time */
@@ -44,11 +44,11 @@ struct replay_worker {
 	struct wl_replay_counters counters;
 	struct timespec started;
 	double seconds;         /* running time, fixed once it ends */
+	double paused;          /* of which spent between rounds */
 	char error[WL_ERRLEN];
 };
 
-void rw_init(struct replay_worker *rw, struct npa *alloc, int device_count,
-	     struct dlog *log);
+void rw_init(struct replay_worker *rw, struct npa *alloc, struct dlog *log);
 /*
  * Load `path` and start replaying it. -EBUSY while a replay runs; the
  * trace's own errors (-ENOENT, -EINVAL "TRACE:LINE: reason") in err.
