@@ -219,14 +219,21 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key);
 
 	npa_sync_device_if_flavor(dev);
+	/*
+	 * An oversize block is a whole segment unless max_split_size was
+	 * lowered at run time; upstream would then free an interior pointer.
+	 * Such a block is left alone here.
+	 */
 	if (it != NULL && it->stream == p->stream) {
+		if (npa_block_is_split(it))
+			return false;
 		npa_release_block(dev, it);
 		return true;
 	}
 	it = it != NULL ? RB_PREV(npa_block_tree, tree, it) : RB_MAX(npa_block_tree, tree);
 	size_t released = 0;
 	while (it != NULL && released < key && it->size >= max_split &&
-	       it->stream == p->stream) {
+	       it->stream == p->stream && !npa_block_is_split(it)) {
 		struct npa_block *cur = it;
 
 		it = RB_PREV(npa_block_tree, tree, cur);

@@ -2,6 +2,8 @@
  * max_split_size_mb and the oversize rules, release_available_cached_blocks,
  * and garbage_collection_threshold.
  */
+#include <errno.h>
+
 #include "alloc_fixture.h"
 
 #define N8G (8 * GiB)
@@ -128,6 +130,32 @@ static void without_max_split_size_any_larger_cached_block_is_split(void **state
 	fx_stop(a);
 }
 
+/*
+ * A cached 100 MiB block split for 30 MiB leaves a free 70 MiB part; once
+ * max_split_size drops to 40 MiB that part counts as oversize, yet it is
+ * only part of a segment and must not be handed back to the device.
+ */
+static void lowered_max_split_size_never_releases_part_of_a_segment(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), 128 * MiB);
+	char err[NPA_ERRLEN];
+	void *big = fx_malloc(a, 100 * MiB, NULL);
+	void *q = NULL;
+
+	fx_free(a, big);
+	void *p = fx_malloc(a, 30 * MiB, NULL);
+	assert_ptr_equal(p, big);
+	assert_int_equal(npa_set_conf(a, "max_split_size_mb:40", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), 0);
+	assert_int_equal(npa_malloc(a, 0, 50 * MiB, NULL, &q, err, sizeof(err)), -ENOMEM);
+	struct npa_stats st = fx_stats(a);
+	assert_int_equal(st.num_device_free, 0);
+	assert_int_equal(st.num_ooms, 1);
+	fx_check(a);
+	fx_free(a, p);
+	fx_stop(a);
+}
+
 static void gc_at_40_percent(struct npa_conf *c)
 {
 	c->per_process_memory_fraction = 0.75;
@@ -171,6 +199,7 @@ int main(void)
 		BOTH_FLAVORS(release_available_frees_largest_oversize_blocks_until_enough),
 		BOTH_FLAVORS(release_available_frees_one_block_big_enough),
 		BOTH_FLAVORS(without_max_split_size_any_larger_cached_block_is_split),
+		BOTH_FLAVORS(lowered_max_split_size_never_releases_part_of_a_segment),
 		BOTH_FLAVORS(gc_frees_the_oldest_unsplit_blocks_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
