@@ -1,0 +1,172 @@
+/*
+ * test_tensor_store.c - named allocations: sizes, bytes through device
+ * memory, resize copies, and an OOM that leaves the tensor as it was.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/tensor_store.h>
+
+#define MiB (1u << 20)
+
+struct fixture {
+	struct npa *alloc;
+	struct tensor_store *ts;
+};
+
+static int setup(void **state)
+{
+	static struct fixture fx;
+	struct npusim_config sim;
+	struct npa_options opt = { .flavor = &npa_flavor_npu, .device_count = 1 };
+
+	npusim_config_default(&sim, 1, 64 * MiB);
+	assert_int_equal(npusim_init(&sim), 0);
+	npa_conf_default(&opt.conf, opt.flavor);
+	assert_int_equal(npa_create(&opt, &fx.alloc), 0);
+	assert_int_equal(ts_new(fx.alloc, 0, &fx.ts), 0);
+	*state = &fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	ts_free(fx->ts);
+	assert_int_equal(npa_destroy(fx->alloc, NULL), 0);
+	npusim_shutdown();
+	return 0;
+}
+
+static int64_t allocated(struct fixture *fx)
+{
+	struct npa_stats s;
+
+	assert_int_equal(npa_get_stats(fx->alloc, 0, &s), 0);
+	return s.allocated_bytes[NPA_STAT_ALL].current;
+}
+
+static void created_tensor_is_empty_and_allocates_nothing(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t size = 99;
+
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
+	assert_int_equal(size, 0);
+	assert_int_equal(allocated(fx), 0);
+	assert_int_equal(ts_create(fx->ts, "t"), -EEXIST);
+}
+
+static void resize_allocates_the_padded_rounded_block(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_resize(fx->ts, "t", 4 * MiB, NULL, 0), 0);
+	/* 4 MiB + 32 B pad, rounded to 512 B. */
+	assert_int_equal(allocated(fx), 4 * MiB + 512);
+	assert_int_equal(ts_resize(fx->ts, "t", 0, NULL, 0), 0);
+	assert_int_equal(allocated(fx), 0);
+}
+
+static void bytes_written_come_back_after_growing_and_shrinking(void **state)
+{
+	struct fixture *fx = *state;
+	char in[1000], out[1000];
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (char)(i * 7);
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_write(fx->ts, "t", in, sizeof(in), 0, NULL, 0), 1000);
+	assert_int_equal(ts_resize(fx->ts, "t", 3 * MiB, NULL, 0), 0);
+	assert_int_equal(ts_resize(fx->ts, "t", 600, NULL, 0), 0);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 0), 600);
+	assert_memory_equal(in, out, 600);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 600), 0);
+}
+
+static void write_past_the_end_grows_the_tensor(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t size;
+	char out[3];
+
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_write(fx->ts, "t", "abc", 3, 10, NULL, 0), 3);
+	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
+	assert_int_equal(size, 13);
+	assert_int_equal(ts_read(fx->ts, "t", out, 3, 10), 3);
+	assert_memory_equal(out, "abc", 3);
+}
+
+static void oom_keeps_the_old_block_and_its_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	char err[NPA_ERRLEN] = "", out[4];
+	uint64_t size;
+
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_write(fx->ts, "t", "keep", 4, 0, NULL, 0), 4);
+	int64_t before = allocated(fx);
+	assert_int_equal(ts_resize(fx->ts, "t", 128 * MiB, err, sizeof(err)), -ENOMEM);
+	assert_non_null(strstr(err, "out of memory"));
+	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
+	assert_int_equal(size, 4);
+	assert_int_equal(allocated(fx), before);
+	assert_int_equal(ts_read(fx->ts, "t", out, 4, 0), 4);
+	assert_memory_equal(out, "keep", 4);
+}
+
+static void unlink_frees_and_forgets(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t size;
+
+	assert_int_equal(ts_create(fx->ts, "t"), 0);
+	assert_int_equal(ts_resize(fx->ts, "t", MiB, NULL, 0), 0);
+	assert_int_equal(ts_unlink(fx->ts, "t"), 0);
+	assert_int_equal(allocated(fx), 0);
+	assert_int_equal(ts_size(fx->ts, "t", &size), -ENOENT);
+	assert_int_equal(ts_unlink(fx->ts, "t"), -ENOENT);
+}
+
+static void release_all_counts_tensors_and_bytes(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t bytes = 0;
+
+	assert_int_equal(ts_create(fx->ts, "a"), 0);
+	assert_int_equal(ts_create(fx->ts, "b"), 0);
+	assert_int_equal(ts_create(fx->ts, "empty"), 0);
+	assert_int_equal(ts_resize(fx->ts, "a", 2 * MiB, NULL, 0), 0);
+	assert_int_equal(ts_resize(fx->ts, "b", 100, NULL, 0), 0);
+	assert_int_equal(ts_release_all(fx->ts, &bytes), 3);
+	assert_int_equal(bytes, 2 * MiB + 100);
+	assert_int_equal(allocated(fx), 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(created_tensor_is_empty_and_allocates_nothing),
+		T(resize_allocates_the_padded_rounded_block),
+		T(bytes_written_come_back_after_growing_and_shrinking),
+		T(write_past_the_end_grows_the_tensor),
+		T(oom_keeps_the_old_block_and_its_bytes),
+		T(unlink_frees_and_forgets),
+		T(release_all_counts_tensors_and_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
