@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "allocator_switch.h"
 #include "caching_allocator.h"
 
 #define TS_NAME_MAX 255
@@ -24,6 +25,8 @@
 struct tensor_store;
 
 int ts_new(struct npa *a, int device, struct tensor_store **out);
+/* The same, allocating through the allocator switch (the daemon's way). */
+int ts_new_switch(struct sw *sw, int device, struct tensor_store **out);
 /* Free every tensor, then the store. */
 void ts_free(struct tensor_store *ts);
 

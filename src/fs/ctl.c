@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "fuse_ops.h"
 #include "nodes.h"
 
 SHOW(show_ctl)
@@ -49,7 +50,7 @@ static int parse_target(struct nmfs *d, const char *value, int *device,
 	return -EINVAL;
 }
 
-typedef int (*device_action)(struct npa *a, int device);
+typedef int (*device_action)(struct sw *sw, int device);
 
 static int act(struct nmfs *d, const char *value, device_action fn,
 	       const char *what, char *err, size_t errlen)
@@ -58,7 +59,7 @@ static int act(struct nmfs *d, const char *value, device_action fn,
 
 	if (rc)
 		return rc;
-	rc = fn(d->alloc, device);
+	rc = fn(d->sw, device);
 	if (rc) {
 		snprintf(err, errlen, "%s failed: %s", what, strerror(-rc));
 		return rc;
@@ -73,19 +74,19 @@ static int act(struct nmfs *d, const char *value, device_action fn,
 STORE(store_empty_cache)
 {
 	(void)e;
-	return act(d, value, npa_empty_cache, "empty_cache", err, errlen);
+	return act(d, value, sw_empty_cache, "empty_cache", err, errlen);
 }
 
 STORE(store_reset_peak_stats)
 {
 	(void)e;
-	return act(d, value, npa_reset_peak_stats, "reset_peak_stats", err, errlen);
+	return act(d, value, sw_reset_peak_stats, "reset_peak_stats", err, errlen);
 }
 
 STORE(store_reset_accumulated_stats)
 {
 	(void)e;
-	return act(d, value, npa_reset_accumulated_stats, "reset_accumulated_stats",
+	return act(d, value, sw_reset_accumulated_stats, "reset_accumulated_stats",
 		   err, errlen);
 }
 
@@ -100,7 +101,7 @@ STORE(store_memory_fraction)
 		snprintf(err, errlen, "'%s' is not a number f with 0 < f <= 1", value);
 		return -EINVAL;
 	}
-	int rc = npa_set_memory_fraction(d->alloc, e->device, f, err, errlen);
+	int rc = sw_set_memory_fraction(d->sw, e->device, f, err, errlen);
 	if (rc == 0)
 		dlog_printf(&d->log, "memory_fraction: device%d set to %g", e->device, f);
 	return rc;
@@ -114,4 +115,25 @@ STORE(store_replay)
 		return -EINVAL;
 	}
 	return rw_start(&d->replay, value, false, err, errlen);
+}
+
+/*
+ * Loading a plug-in runs its code in the daemon: only the mount's owner
+ * may ask, whatever the file modes or allow_other say.
+ */
+STORE(store_allocator)
+{
+	uid_t uid = fuse_get_context()->uid;
+
+	(void)e;
+	if (uid != d->uid) {
+		snprintf(err, errlen,
+			 "only the mount's owner (uid %u) may change the allocator",
+			 (unsigned)d->uid);
+		return -EACCES;
+	}
+	int rc = sw_write(d->sw, value, err, errlen);
+	if (rc == 0)
+		dlog_printf(&d->log, "allocator: now %s", value);
+	return rc;
 }

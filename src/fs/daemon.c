@@ -47,10 +47,26 @@ static int start_alloc(struct nmfs *d, char *err, size_t errlen)
 	return rc;
 }
 
+static int start_switch(struct nmfs *d, char *err, size_t errlen)
+{
+	struct sw_options opt = {
+		.caching = d->alloc,
+		.device_count = d->device_count,
+		.plugin_dirs = d->cfg.plugin_dirs,
+		.owner = d->uid,
+	};
+	int rc = sw_create(&opt, &d->sw);
+
+	if (rc)
+		snprintf(err, errlen, "cannot create the allocator switch: %s",
+			 strerror(-rc));
+	return rc;
+}
+
 static int start_tensors(struct nmfs *d)
 {
 	for (int i = 0; i < d->device_count; i++) {
-		int rc = ts_new(d->alloc, i, &d->tensors[i]);
+		int rc = ts_new_switch(d->sw, i, &d->tensors[i]);
 		if (rc)
 			return rc;
 	}
@@ -92,12 +108,15 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 	rc = start_alloc(d, err, errlen);
 	if (rc)
 		goto out_sim;
+	rc = start_switch(d, err, errlen);
+	if (rc)
+		goto out_alloc;
 	rc = start_tensors(d);
 	if (rc == 0)
 		rc = tree_build(&d->tree, d->device_count);
 	if (rc) {
 		snprintf(err, errlen, "out of memory");
-		goto out_alloc;
+		goto out_switch;
 	}
 	rw_init(&d->replay, d->alloc, &d->log);
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
@@ -106,8 +125,10 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 		    cfg->path);
 	return 0;
 
-out_alloc:
+out_switch:
 	free_tensors(d);
+	sw_destroy(d->sw);
+out_alloc:
 	npa_destroy(d->alloc, NULL);
 out_sim:
 	npusim_shutdown();
@@ -145,6 +166,9 @@ int nmfs_close(struct nmfs *d)
 
 	rw_stop(&d->replay);
 	free_tensors(d);
+	/* Tensors are gone, so every plug-in is unloaded here. */
+	sw_destroy(d->sw);
+	d->sw = NULL;
 	int rc = check_devices(d);
 	size_t leaks = npa_destroy(d->alloc, &leaked_bytes);
 	if (leaks) {

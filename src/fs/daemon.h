@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include <npumemfs/allocator_switch.h>
 #include <npumemfs/caching_allocator.h>
 #include <npumemfs/config.h>
 #include <npumemfs/npusim.h>
@@ -24,7 +25,8 @@
 
 struct nmfs {
 	struct nmfs_config cfg;
-	struct npa *alloc;
+	struct npa *alloc;       /* the built-in allocator (replays use it) */
+	struct sw *sw;           /* what tensors and views use: npa or a plug-in */
 	const struct npa_flavor *flavor;
 	int device_count;
 	struct tensor_store *tensors[NPUSIM_MAX_DEVICES];

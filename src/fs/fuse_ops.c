@@ -15,10 +15,14 @@
 
 #include "daemon.h"
 #include "fuse_ops.h"
+#include "nodes.h"
 
 struct target {
 	const struct entry *e;  /* the entry, or the tensor's directory */
 	const char *tensor;     /* the tensor's name, or NULL */
+	bool allocator;         /* allocators/NAME.deviceN: */
+	unsigned alloc_id;      /*   which allocator (sw_list's id) */
+	int alloc_device;       /*   and which device */
 };
 
 struct fh {
@@ -34,12 +38,41 @@ static struct nmfs *daemon_ctx(void)
 	return fuse_get_context()->private_data;
 }
 
+/* "NAME.deviceN" of an allocator the switch holds now. */
+static int resolve_allocator(struct nmfs *d, const char *name, struct target *t)
+{
+	const char *dot = strrchr(name, '.');
+	struct sw_info *all;
+	size_t n;
+	char *end;
+
+	if (!dot || strncmp(dot, ".device", 7) || dot[7] < '0' || dot[7] > '9')
+		return -ENOENT;
+	long device = strtol(dot + 7, &end, 10);
+	if (*end || device >= d->device_count)
+		return -ENOENT;
+	if (sw_list(d->sw, &all, &n))
+		return -ENOMEM;
+	int rc = -ENOENT;
+	for (size_t i = 0; i < n && rc; i++) {
+		if (strlen(all[i].name) == (size_t)(dot - name) &&
+		    !strncmp(all[i].name, name, (size_t)(dot - name))) {
+			t->allocator = true;
+			t->alloc_id = all[i].id;
+			t->alloc_device = (int)device;
+			rc = 0;
+		}
+	}
+	free(all);
+	return rc;
+}
+
 static int resolve(struct nmfs *d, const char *path, struct target *t)
 {
 	char parent[sizeof(((struct entry *)0)->path)];
 	const char *slash = strrchr(path, '/');
 
-	t->tensor = NULL;
+	memset(t, 0, sizeof(*t));
 	t->e = tree_find(&d->tree, path);
 	if (t->e)
 		return 0;
@@ -48,6 +81,8 @@ static int resolve(struct nmfs *d, const char *path, struct target *t)
 	memcpy(parent, path, (size_t)(slash - path));
 	parent[slash - path] = '\0';
 	t->e = tree_find(&d->tree, parent);
+	if (t->e && t->e->node->kind == NODE_ALLOCATORS_DIR)
+		return resolve_allocator(d, slash + 1, t);
 	if (!t->e || t->e->node->kind != NODE_TENSOR_DIR)
 		return -ENOENT;
 	t->tensor = slash + 1;
@@ -77,7 +112,7 @@ static struct tensor_store *store_of(struct nmfs *d, const struct target *t)
 
 static bool is_dir(const struct target *t)
 {
-	return !t->tensor && t->e->node->kind != NODE_FILE;
+	return !t->tensor && !t->allocator && t->e->node->kind != NODE_FILE;
 }
 
 static int nmfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -95,10 +130,11 @@ static int nmfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 	st->st_uid = d->uid;
 	st->st_gid = d->gid;
 	st->st_mode = t.tensor ? S_IFREG | 0600
+		    : t.allocator ? S_IFREG | 0444
 		    : (is_dir(&t) ? S_IFDIR : S_IFREG) | t.e->node->mode;
 	st->st_nlink = is_dir(&t) ? 2 : 1;
 	st->st_size = (off_t)size;
-	bool moving = !is_dir(&t) && !t.e->node->constant;
+	bool moving = !is_dir(&t) && (t.allocator || !t.e->node->constant);
 	st->st_mtime = moving ? time(NULL) : d->started;
 	st->st_atime = st->st_ctime = st->st_mtime;
 	return 0;
@@ -124,6 +160,23 @@ static int fill_tensor(void *arg, const char *name, uint64_t size)
 	return c->filler(c->buf, name, NULL, 0, 0) ? -ENOMEM : 0;
 }
 
+static int fill_allocators(struct nmfs *d, struct fill_ctx *c)
+{
+	struct sw_info *all = NULL;
+	size_t n = 0;
+	int rc = sw_list(d->sw, &all, &n);
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		for (int dev = 0; dev < d->device_count && !rc; dev++) {
+			char name[sizeof(all[i].name) + 24];
+			snprintf(name, sizeof(name), "%s.device%d", all[i].name, dev);
+			rc = c->filler(c->buf, name, NULL, 0, 0) ? -ENOMEM : 0;
+		}
+	}
+	free(all);
+	return rc;
+}
+
 /* A directory handle is its entry: readdir then needs no path. */
 static int nmfs_opendir(const char *path, struct fuse_file_info *fi)
 {
@@ -145,20 +198,25 @@ static int nmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
 {
 	struct nmfs *d = daemon_ctx();
 	struct fill_ctx c = { buf, filler };
-	struct target t = { (const struct entry *)(uintptr_t)fi->fh, NULL };
+	struct target t = { .e = (const struct entry *)(uintptr_t)fi->fh };
 
 	(void)path, (void)off, (void)flags;
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
 	if (t.e->node->kind == NODE_TENSOR_DIR)
 		return ts_foreach(store_of(d, &t), fill_tensor, &c);
+	if (t.e->node->kind == NODE_ALLOCATORS_DIR)
+		return fill_allocators(d, &c);
 	return tree_children(&d->tree, t.e->path, fill_entry, &c);
 }
 
 static int render(struct nmfs *d, struct fh *fh)
 {
 	sbuf_reset(&fh->out);
-	int rc = fh->t.e->node->show(d, fh->t.e, &fh->out);
+	int rc = fh->t.allocator
+			 ? show_allocator_stats(d, fh->t.alloc_id, fh->t.alloc_device,
+						&fh->out)
+			 : fh->t.e->node->show(d, fh->t.e, &fh->out);
 	return rc ? rc : fh->out.error;
 }
 
@@ -190,7 +248,7 @@ static int open_node(struct nmfs *d, struct fh *fh, int flags)
 	int acc = flags & O_ACCMODE;
 
 	/* root passes the kernel's mode check; the node still says no. */
-	if (acc != O_RDONLY && !fh->t.e->node->store)
+	if (acc != O_RDONLY && (fh->t.allocator || !fh->t.e->node->store))
 		return -EACCES;
 	if (acc == O_WRONLY)
 		return 0;
@@ -285,7 +343,7 @@ static int nmfs_read(const char *path, char *buf, size_t size, off_t off,
 	if (fh->t.tensor)
 		return (int)ts_read(store_of(d, &fh->t), fh->tensor, buf, size,
 				    (uint64_t)off);
-	if (!fh->t.e->node->show)
+	if (!fh->t.allocator && !fh->t.e->node->show)
 		return -EACCES;
 	return read_node(d, fh, buf, size, off);
 }
@@ -347,7 +405,7 @@ static int nmfs_write(const char *path, const char *buf, size_t size, off_t off,
 		return -EINVAL;
 	if (fh->t.tensor)
 		return write_tensor(d, fh, buf, size, off);
-	if (!fh->t.e->node->store)
+	if (fh->t.allocator || !fh->t.e->node->store)
 		return -EACCES;
 	return write_node(d, fh, buf, size, off);
 }
@@ -361,6 +419,8 @@ static int nmfs_truncate(const char *path, off_t size, struct fuse_file_info *fi
 
 	if (rc)
 		return rc;
+	if (t.allocator)
+		return -EACCES;
 	if (!t.tensor)
 		return t.e->node->store ? 0 : (is_dir(&t) ? -EISDIR : -EACCES);
 	if (size < 0)

@@ -26,11 +26,16 @@ SHOW(show_mem_info);
 SHOW(show_memory_fraction);
 SHOW(show_replay);
 SHOW(show_ctl);
+SHOW(show_allocator);
+/* allocators/NAME.deviceN (not a table row: the set of allocators changes). */
+int show_allocator_stats(struct nmfs *d, unsigned id, int device,
+			 struct sbuf *out);
 
 STORE(store_empty_cache);
 STORE(store_reset_peak_stats);
 STORE(store_reset_accumulated_stats);
 STORE(store_memory_fraction);
 STORE(store_replay);
+STORE(store_allocator);
 
 #endif /* NPUMEMFS_NODES_H */

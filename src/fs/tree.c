@@ -68,6 +68,12 @@ static const struct node nodes[] = {
 	CTL("/ctl/reset_accumulated_stats", store_reset_accumulated_stats,
 	    "allocated/freed totals restart from 0 (reset_accumulated_memory_stats())",
 	    "1 (all devices) or deviceN (one device)"),
+	{ .path = "/ctl/allocator", .kind = NODE_FILE, .mode = 0600,
+	  .show = show_allocator, .store = store_allocator,
+	  .help = "the allocator in use and earlier ones still owning blocks",
+	  .usage = "'caching', or 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in)" },
+	{ .path = "/allocators", .kind = NODE_ALLOCATORS_DIR, .mode = 0755,
+	  .help = "memory_stats of the built-in allocator alone; pluginK.deviceN: of each loaded plug-in" },
 	DIR_("/workload"),
 	{ .path = "/workload/replay", .kind = NODE_FILE, .mode = 0600,
 	  .show = show_replay, .store = store_replay,
@@ -168,12 +174,15 @@ int tree_format_readme(struct sbuf *out)
 		if (!n->help)
 			continue;
 		snprintf(name, sizeof(name), "%s%s", n->path + 1,
-			 n->kind == NODE_FILE ? "" : "/NAME");
+			 n->kind == NODE_FILE ? ""
+			 : n->kind == NODE_ALLOCATORS_DIR ? "/caching.deviceN"
+							  : "/NAME");
 		p = strstr(name, "%d");
 		if (p)
 			memmove(p + 1, p + 2, strlen(p + 2) + 1), *p = 'N';
 		/* A tensor directory's help is about the tensors in it. */
-		mode_t mode = n->kind == NODE_TENSOR_DIR ? 0600 : n->mode;
+		mode_t mode = n->kind == NODE_TENSOR_DIR ? 0600
+			    : n->kind == NODE_ALLOCATORS_DIR ? 0444 : n->mode;
 		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)mode, n->help);
 		if (n->usage)
 			sbuf_printf(out, "%-36s       write: %s\n", "", n->usage);

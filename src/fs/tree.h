@@ -25,6 +25,7 @@ enum node_kind {
 	NODE_DIR,
 	NODE_FILE,
 	NODE_TENSOR_DIR, /* a directory whose files are tensors */
+	NODE_ALLOCATORS_DIR, /* a directory of one stats file per allocator */
 };
 
 typedef int (*show_fn)(struct nmfs *d, const struct entry *e, struct sbuf *out);

@@ -1,12 +1,13 @@
 /*
  * views.c - what each read-only file shows.
  *
- * Every view copies the allocator's state first (npa_get_stats,
- * npa_snapshot) and formats the copy, so no allocator lock is held while
+ * Every view copies the current allocator's state first (sw_get_stats,
+ * sw_snapshot) and formats the copy, so no allocator lock is held while
  * text is made.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <acl/acl_rt.h>
 #include <npumemfs/report.h>
@@ -43,7 +44,7 @@ SHOW(show_log)
 
 static int stats_of(struct nmfs *d, const struct entry *e, struct npa_stats *s)
 {
-	return npa_get_stats(d->alloc, e->device, s);
+	return sw_get_stats(d->sw, e->device, s);
 }
 
 SHOW(show_stats)
@@ -73,7 +74,7 @@ SHOW(show_summary)
 SHOW(show_snapshot_json)
 {
 	struct npa_snapshot snap = { 0 };
-	int rc = npa_snapshot(d->alloc, e->device, &snap);
+	int rc = sw_snapshot(d->sw, e->device, &snap);
 
 	if (rc == 0)
 		rc = report_snapshot_json(out, &snap);
@@ -111,7 +112,7 @@ SHOW(show_mem_info)
 
 SHOW(show_memory_fraction)
 {
-	return sbuf_printf(out, "%g\n", npa_get_memory_fraction(d->alloc, e->device));
+	return sbuf_printf(out, "%g\n", sw_get_memory_fraction(d->sw, e->device));
 }
 
 SHOW(show_replay)
@@ -124,4 +125,30 @@ SHOW(show_replay)
 	tree_get_error(&d->tree, e, last, sizeof(last));
 	sbuf_printf(out, "usage: %s\nlast_error: %s\n", e->node->usage, last);
 	return out->error;
+}
+
+/* ctl/allocator: the allocators in use, then the usual usage and last_error. */
+SHOW(show_allocator)
+{
+	char last[TREE_ERRLEN];
+	char *text = sw_describe(d->sw);
+
+	if (!text)
+		return -ENOMEM;
+	sbuf_puts(out, text);
+	free(text);
+	tree_get_error(&d->tree, e, last, sizeof(last));
+	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
+		    e->name, e->node->usage, last);
+	return out->error;
+}
+
+/* allocators/NAME.deviceN: memory_stats of one allocator alone. */
+int show_allocator_stats(struct nmfs *d, unsigned id, int device,
+			 struct sbuf *out)
+{
+	struct npa_stats s;
+	int rc = sw_get_stats_of(d->sw, id, device, &s);
+
+	return rc ? rc : report_stats_flat(out, &s, d->flavor);
 }

@@ -23,7 +23,8 @@ struct tensor {
 };
 
 struct tensor_store {
-	struct npa *a;
+	struct npa *a;          /* one of these two */
+	struct sw *sw;
 	int device;
 	pthread_mutex_t lock;
 	struct tensor *table;
@@ -40,6 +41,31 @@ int ts_new(struct npa *a, int device, struct tensor_store **out)
 	pthread_mutex_init(&ts->lock, NULL);
 	*out = ts;
 	return 0;
+}
+
+int ts_new_switch(struct sw *sw, int device, struct tensor_store **out)
+{
+	int rc = ts_new(NULL, device, out);
+
+	if (rc == 0)
+		(*out)->sw = sw;
+	return rc;
+}
+
+static int block_alloc(struct tensor_store *ts, size_t size, void **ptr,
+		       char *err, size_t errlen)
+{
+	if (ts->sw)
+		return sw_malloc(ts->sw, ts->device, size, NULL, ptr, err, errlen);
+	return npa_malloc(ts->a, ts->device, size, NULL, ptr, err, errlen);
+}
+
+static void block_free(struct tensor_store *ts, void *ptr)
+{
+	if (ts->sw)
+		sw_free(ts->sw, ptr, NULL, 0);
+	else
+		npa_free(ts->a, ptr, NULL, 0);
 }
 
 void ts_free(struct tensor_store *ts)
@@ -98,7 +124,7 @@ int ts_unlink(struct tensor_store *ts, const char *name)
 	if (t) {
 		HASH_DEL(ts->table, t);
 		if (t->ptr)
-			npa_free(ts->a, t->ptr, NULL, 0);
+			block_free(ts, t->ptr);
 		free(t);
 	}
 	pthread_mutex_unlock(&ts->lock);
@@ -126,17 +152,17 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 		return 0;
 	if (size > SIZE_MAX)
 		return -EFBIG;
-	rc = npa_malloc(ts->a, ts->device, (size_t)size, NULL, &ptr, err, errlen);
+	rc = block_alloc(ts, (size_t)size, &ptr, err, errlen);
 	if (rc)
 		return rc;
 	uint64_t keep = size < t->size ? size : t->size;
 	rc = copy(ts, ptr, t->ptr, (size_t)keep, ACL_MEMCPY_DEVICE_TO_DEVICE);
 	if (rc) {
-		npa_free(ts->a, ptr, NULL, 0);
+		block_free(ts, ptr);
 		return rc;
 	}
 	if (t->ptr)
-		npa_free(ts->a, t->ptr, NULL, 0);
+		block_free(ts, t->ptr);
 	t->ptr = ptr;
 	t->size = size;
 	return 0;
@@ -224,7 +250,7 @@ size_t ts_release_all(struct tensor_store *ts, uint64_t *bytes)
 	HASH_ITER(hh, ts->table, t, tmp) {
 		HASH_DEL(ts->table, t);
 		if (t->ptr)
-			npa_free(ts->a, t->ptr, NULL, 0);
+			block_free(ts, t->ptr);
 		total += t->size;
 		n++;
 		free(t);
