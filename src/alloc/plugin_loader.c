@@ -10,8 +10,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,49 +21,52 @@
 #include "plugin_trust.h"
 
 /*
- * glibc hands back an already loaded object whose name matches, before it
- * looks at the file: "/proc/self/fd/7" may name an earlier plug-in loaded
- * from another file through the same descriptor number. Is `name` taken so?
+ * glibc hands back an already loaded object that answers to the name
+ * asked for before it looks at the file, and an object answers to every
+ * name it was ever opened under: "/proc/self/fd/7" may mean an earlier
+ * plug-in, loaded or re-opened through descriptor 7. So find a descriptor
+ * number no loaded object answers to, probing each candidate while it
+ * holds /dev/null (which no object can be), then move the file onto it.
+ * Returns that descriptor, or -errno.
  */
-static bool name_is_taken(const char *name)
+static int unique_fd(int fd, char *name, size_t len)
 {
-	struct link_map *lm = NULL;
-	void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	int blockers[64], nblockers = 0, rc = -EMFILE;
 
-	if (!h)
-		return false;
-	bool taken = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm &&
-		     strcmp(lm->l_name, name) == 0;
-	dlclose(h);
-	return taken;
-}
-
-/* A descriptor for the same file whose /proc name no loaded object has. */
-static int fresh_fd_name(int *fd, char *name, size_t len)
-{
-	for (int tries = 0; tries < 64; tries++) {
-		snprintf(name, len, "/proc/self/fd/%d", *fd);
-		if (!name_is_taken(name))
-			return 0;
-		int again = fcntl(*fd, F_DUPFD_CLOEXEC, *fd + 1);
-		if (again < 0)
-			return -errno;
-		close(*fd);
-		*fd = again;
+	while (nblockers < 64) {
+		int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (probe < 0) {
+			rc = -errno;
+			break;
+		}
+		snprintf(name, len, "/proc/self/fd/%d", probe);
+		void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h) {
+			rc = dup3(fd, probe, O_CLOEXEC) < 0 ? -errno : probe;
+			if (rc < 0)
+				close(probe);
+			break;
+		}
+		dlclose(h);
+		blockers[nblockers++] = probe;
 	}
-	return -EMFILE;
+	for (int i = 0; i < nblockers; i++)
+		close(blockers[i]);
+	dlerror();
+	return rc;
 }
 
-static int load_object(struct plugin *p, int *fd, char *err, size_t errlen)
+static int load_object(struct plugin *p, int fd, char *err, size_t errlen)
 {
 	char fdpath[64];
-	int rc = fresh_fd_name(fd, fdpath, sizeof(fdpath));
+	int named = unique_fd(fd, fdpath, sizeof(fdpath));
 
-	if (rc) {
-		snprintf(err, errlen, "cannot load %s: %s", p->path, strerror(-rc));
-		return rc;
+	if (named < 0) {
+		snprintf(err, errlen, "cannot load %s: %s", p->path, strerror(-named));
+		return named;
 	}
 	p->handle = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
+	close(named);
 	if (!p->handle) {
 		const char *why = dlerror();
 		snprintf(err, errlen, "%s is not a loadable shared object: %s",
@@ -151,7 +152,7 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		free(p);
 		return fd;
 	}
-	rc = load_object(p, &fd, err, errlen);
+	rc = load_object(p, fd, err, errlen);
 	close(fd);
 	if (!rc)
 		rc = resolve_all(p, err, errlen);

@@ -355,7 +355,8 @@ static int write_tensor(struct nmfs *d, struct fh *fh, const char *buf,
 	ssize_t rc = ts_write(store_of(d, &fh->t), fh->tensor, buf, size,
 			      (uint64_t)off, err, sizeof(err));
 
-	if (rc == -ENOMEM)
+	/* An allocator's refusal (a plug-in's too) explains itself in err. */
+	if (rc < 0 && err[0])
 		dlog_printf(&d->log, "tensors/device%d/%s: %s", fh->t.e->device,
 			    fh->tensor, err);
 	return (int)rc;
@@ -426,7 +427,7 @@ static int nmfs_truncate(const char *path, off_t size, struct fuse_file_info *fi
 	if (size < 0)
 		return -EINVAL;
 	rc = ts_resize(store_of(d, &t), t.tensor, (uint64_t)size, err, sizeof(err));
-	if (rc == -ENOMEM)
+	if (rc < 0 && err[0])
 		dlog_printf(&d->log, "tensors/device%d/%s: %s", t.e->device,
 			    t.tensor, err);
 	return rc;

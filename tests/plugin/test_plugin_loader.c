@@ -122,6 +122,27 @@ static void two_files_loaded_at_once_are_two_objects(void **state)
 	plugin_tmpdir_remove(&other);
 }
 
+static void failed_reload_of_a_loaded_file_does_not_hide_another(void **state)
+{
+	struct plugin *first = NULL, *again = NULL, *second = NULL;
+	struct plugin_tmpdir other;
+	(void)state;
+
+	/* The failed attempt opens the first file again under a new fd
+	 * name; the second file, opened next, gets that same fd number. */
+	assert_int_equal(plugin_tmpdir_make(&other, FIXTURE_SO, "fixture.so"), 0);
+	assert_int_equal(open_spec("%s fx_alloc fx_free", tmp.so, &first), 0);
+	assert_int_equal(open_spec("%s fx_alloc fx_none", tmp.so, &again), -EINVAL);
+	snprintf(line, sizeof(line), "%s fx_alloc fx_free", other.so);
+	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, &second, err,
+				     sizeof(err)), 0);
+	assert_ptr_not_equal(first->handle, second->handle);
+	assert_ptr_not_equal(first->alloc, second->alloc);
+	plugin_close(second);
+	plugin_close(first);
+	plugin_tmpdir_remove(&other);
+}
+
 static void relative_path_is_refused(void **state)
 {
 	struct plugin *p = NULL;
@@ -318,6 +339,7 @@ int main(void)
 		T(init_hook_gets_the_device_count),
 		T(init_checked_returning_nonzero_refuses_the_load),
 		T(two_files_loaded_at_once_are_two_objects),
+		T(failed_reload_of_a_loaded_file_does_not_hide_another),
 		T(relative_path_is_refused),
 		T(unknown_hook_is_refused),
 		T(hook_given_twice_is_refused),

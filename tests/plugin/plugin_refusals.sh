@@ -1,0 +1,77 @@
+# plugin_refusals.sh - every failed load keeps the current allocator and
+# says why; a misbehaving plug-in fails allocations, never the daemon.
+. "$(dirname "$0")/plugin_lib.sh"
+mount_fs
+
+use "$PLUGIN_DIR/passthrough.so passthrough_alloc_silent passthrough_free_silent"
+truncate -s 1M "$MNT/tensors/device0/keep"
+
+# refuse SPEC ERRNO-TEXT REASON: the write fails, plugin1 stays current,
+# and the reason is in last_error and in the log.
+refuse() {
+	expect_fail "echo '$1' > '$CTL'" "$2"
+	expect_eq "$(current)" plugin1 "current allocator after '$1'"
+	expect_contains "$(grep last_error "$CTL")" "$3" "last_error after '$1'"
+	expect_contains "$(tail -1 "$MNT/log")" "$3" "log after '$1'"
+}
+
+refuse "$PLUGIN_DIR/missing.so a b" "No such file or directory" "No such file"
+refuse "lib/passthrough.so a b" "Invalid argument" "must be absolute"
+refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc" "Invalid argument" "missing FREE_FN"
+refuse "$PLUGIN_DIR/passthrough.so a b capture=c" "Invalid argument" "unknown hook"
+refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc nope" "Invalid argument" \
+	"has no function 'nope'"
+refuse "$PLUGIN_DIR/faulty.so faulty_alloc faulty_free init_checked=faulty_init_refuse" \
+	"Invalid argument" "refused the load"
+refuse "/usr/lib/x86_64-linux-gnu/libc.so.6 malloc free" "Permission denied" \
+	"not in a folder allowed"
+refuse "$PLUGIN_DIR/../lib/../../etc/x.so a b" "No such file" "No such file"
+
+cp "$PLUGIN_DIR/passthrough.so" "$PRIVATE/open.so"
+chmod 0666 "$PRIVATE/open.so"
+refuse "$PRIVATE/open.so passthrough_alloc passthrough_free" "Permission denied" \
+	"world-writable"
+ln -s "$PLUGIN_DIR/passthrough.so" "$PRIVATE/link.so"
+refuse "$PRIVATE/link.so passthrough_alloc passthrough_free" "Permission denied" \
+	"symbolic link"
+echo "not an object" >"$PRIVATE/text.so"
+chmod 0644 "$PRIVATE/text.so"
+refuse "$PRIVATE/text.so a b" "Exec format error" "not a loadable shared object"
+
+# Only the mount's owner may write ctl/allocator.
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	expect_fail "setpriv --reuid=65534 --regid=65534 --clear-groups \
+		sh -c 'echo caching > $CTL'" "Permission denied"
+	expect_eq "$(current)" plugin1 "current after a stranger's write"
+fi
+
+cmp <(head -c 1048576 "$MNT/tensors/device0/keep") <(head -c 1048576 "$MNT/tensors/device0/keep") ||
+	fail "keep unreadable"
+
+# NULL from the plug-in: ENOMEM for the tensor, counted as an OOM.
+use "$PLUGIN_DIR/faulty.so faulty_null3_alloc faulty_free"
+truncate -s 4096 "$MNT/tensors/device0/n1"
+truncate -s 4096 "$MNT/tensors/device0/n2"
+expect_fail "truncate -s 4096 '$MNT/tensors/device0/n3'" "Cannot allocate memory"
+expect_eq "$(stat_of num_ooms 0)" 1 "num_ooms after a NULL"
+expect_contains "$(tail -1 "$MNT/log")" "returned NULL" "log after a NULL"
+
+# Overlap and misalignment: refused with a message, memory not lost.
+use "$PLUGIN_DIR/faulty.so faulty_overlap_alloc faulty_free"
+truncate -s 8192 "$MNT/tensors/device0/o1"
+expect_fail "truncate -s 8192 '$MNT/tensors/device0/o2'" "Bad address"
+expect_contains "$(tail -1 "$MNT/log")" "overlapping live block" "log after an overlap"
+use "$PLUGIN_DIR/faulty.so faulty_unaligned_alloc faulty_free"
+expect_fail "truncate -s 8192 '$MNT/tensors/device0/u1'" "Bad address"
+expect_contains "$(tail -1 "$MNT/log")" "not 512-byte aligned" "log after a bad pointer"
+
+rm -f "$MNT"/tensors/device0/*
+expect_eq "$(value memory_allocated 0)" 0 "nothing live (current plug-in)"
+use caching
+expect_eq "$(grep -c retired "$CTL")" 0 "every plug-in unloaded"
+expect_eq "$(cut -d' ' -f1 "$MNT/devices/device0/mem_info")" 1073741824 "all device memory free"
+
+stop_fs
+expect_eq "$STATUS" 0 "exit status"
+grep -q "no leaks" "$DAEMON_ERR" || fail "leaks reported at shutdown"
+echo PASS
