@@ -31,7 +31,8 @@ struct nmfs_config {
 	uint64_t malloc_latency_us;
 	uint64_t free_latency_us;
 	char alloc_conf[512];
-	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders */
+	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders (relative
+				     * ones in the ini are taken from its folder) */
 	bool allow_other;
 	char replay[PATH_MAX];      /* absolute path of the start-up trace, "" if none */
 	bool loop;

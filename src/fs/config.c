@@ -166,23 +166,33 @@ static int set_alloc_conf(struct load *ld, void *field, const char *v)
 	return 1;
 }
 
-/* Each folder must be absolute: a plug-in is never looked up relatively. */
+/*
+ * A relative folder is taken from the ini file's folder, as `replay` is,
+ * so the default ini can allow the build's plug-in folder wherever the
+ * source tree is. The stored list is absolute: a plug-in is never looked
+ * up relatively.
+ */
 static int set_plugin_dirs(struct load *ld, void *field, const char *v)
 {
-	char copy[PATH_MAX], *save = NULL;
+	char copy[PATH_MAX], out[PATH_MAX] = "", *save = NULL;
+	size_t len = 0;
 
 	if (strlen(v) >= sizeof(copy))
 		return fail(ld, -EINVAL, "plugin_dirs: too long");
+	if (v[0] == ',' || (*v && v[strlen(v) - 1] == ',') || strstr(v, ",,"))
+		return fail(ld, -EINVAL, "plugin_dirs: empty folder name in '%s'", v);
 	strcpy(copy, v);
 	for (char *dir = strtok_r(copy, ",", &save); dir;
 	     dir = strtok_r(NULL, ",", &save)) {
-		if (dir[0] != '/')
-			return fail(ld, -EINVAL,
-				    "plugin_dirs: '%s' is not an absolute path", dir);
+		dir += strspn(dir, " \t");
+		int n = snprintf(out + len, sizeof(out) - len, "%s%s%s%s",
+				 len ? "," : "", dir[0] == '/' ? "" : ld->dir,
+				 dir[0] == '/' ? "" : "/", dir);
+		if (n < 0 || (size_t)n >= sizeof(out) - len)
+			return fail(ld, -EINVAL, "plugin_dirs: too long");
+		len += (size_t)n;
 	}
-	if (v[0] == ',' || (*v && v[strlen(v) - 1] == ',') || strstr(v, ",,"))
-		return fail(ld, -EINVAL, "plugin_dirs: empty folder name in '%s'", v);
-	strcpy(field, v);
+	strcpy(field, out);
 	return 1;
 }
 
