@@ -39,8 +39,7 @@ struct npa_options {
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);
-/* npa_create, with the reason for a refusal in `err` (e.g. -EOPNOTSUPP for
- * expandable_segments, which this allocator does not do yet). */
+/* npa_create, with the reason for a refusal in `err`. */
 int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		   size_t errlen);
 /*
@@ -84,6 +83,39 @@ int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out);
 void npa_get_conf(struct npa *a, struct npa_conf *out);
 int npa_set_conf(struct npa *a, const char *str, enum npa_conf_origin origin,
 		 char *err, size_t errlen);
+
+/*
+ * torch_npu's empty_virt_addr_cache: empty_cache, but the physical pages
+ * unmapped from expandable segments are kept for later maps (empty_cache
+ * frees them). -EINVAL unless expandable_segments is on.
+ */
+int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errlen);
+
+/* The last out-of-memory message of `device` ("" if none yet); 0 or -ENODEV. */
+int npa_last_oom(struct npa *a, int device, char *buf, size_t len);
+
+/* Segment events, kept for the last NPA_SEGMENT_EVENTS of each device. */
+enum npa_segment_action {
+	NPA_SEG_EV_ALLOC,  /* "segment_alloc": a device malloc */
+	NPA_SEG_EV_FREE,   /* "segment_free" */
+	NPA_SEG_EV_MAP,    /* "segment_map": pages mapped into an expandable segment */
+	NPA_SEG_EV_UNMAP,  /* "segment_unmap" */
+};
+
+#define NPA_SEGMENT_EVENTS 256
+
+struct npa_segment_event {
+	enum npa_segment_action action;
+	uint64_t address;
+	uint64_t size;
+	uint64_t stream;   /* stream number, 0 for the default stream */
+};
+
+const char *npa_segment_action_name(enum npa_segment_action action);
+/* Copy up to `max` of the device's latest events, oldest first; returns how
+ * many were copied, or -ENODEV. */
+int npa_segment_events(struct npa *a, int device, struct npa_segment_event *out,
+		       size_t max);
 
 /*
  * Check every invariant (stats recomputed from the blocks equal the

@@ -31,20 +31,6 @@ void npa_get_conf(struct npa *a, struct npa_conf *out)
 	unlock_all(a);
 }
 
-/* The first option that shapes segments and differs, or NULL. */
-static const char *structural_change(const struct npa_conf *old, const struct npa_conf *new)
-{
-	if (old->large_segment_size != new->large_segment_size)
-		return "large_segment_size_mb";
-	if (old->base_addr_aligned != new->base_addr_aligned)
-		return "base_addr_aligned_kb";
-	if (old->page_size_1g != new->page_size_1g)
-		return "page_size";
-	if (old->multi_stream_lazy_reclaim != new->multi_stream_lazy_reclaim)
-		return "multi_stream_lazy_reclaim";
-	return NULL;
-}
-
 static bool holds_segments(const struct npa *a)
 {
 	for (int i = 0; i < a->ndev; i++)
@@ -53,20 +39,25 @@ static bool holds_segments(const struct npa *a)
 	return false;
 }
 
+/* Options that shape segments or addresses may change only with none held. */
 static int check_change(struct npa *a, const struct npa_conf *next, char *err, size_t errlen)
 {
-	const char *key = structural_change(&a->conf, next);
+	enum npa_conf_key keys[NPA_CONF_NKEYS];
+	int n = npa_conf_diff(&a->conf, next, keys, NPA_CONF_NKEYS);
 
-	if (next->expandable_segments) {
+	for (int i = 0; i < n; i++) {
+		if (npa_conf_key_runtime_safe(keys[i]))
+			continue;
+		if (keys[i] != NPA_CONF_multi_stream_lazy_reclaim && !holds_segments(a))
+			continue;
 		if (err != NULL && errlen > 0)
-			snprintf(err, errlen, "expandable_segments is not supported yet");
-		return -EOPNOTSUPP;
-	}
-	if (key != NULL && holds_segments(a)) {
-		if (err != NULL && errlen > 0)
-			snprintf(err, errlen,
-				 "%s can only change while no device holds memory: free every "
-				 "block and empty the cache first", key);
+			snprintf(err, errlen, keys[i] == NPA_CONF_multi_stream_lazy_reclaim
+				 ? "%s cannot change at run time: it is read once when the "
+				   "allocator starts"
+				 : "%s cannot change while the allocator holds memory: segments "
+				   "already made keep the old value; free every block and empty "
+				   "the cache first",
+				 npa_conf_key_name(keys[i], a->flavor));
 		return -EBUSY;
 	}
 	return 0;

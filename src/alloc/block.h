@@ -44,18 +44,40 @@ struct npa_block {
 
 RB_HEAD(npa_block_tree, npa_block);
 RB_PROTOTYPE(npa_block_tree, npa_block, node, npa_block_cmp)
+/* Unmapped tails of expandable segments by (stream, address); a block is in
+ * this tree or in the free tree, never both, so they share `node`. */
+RB_HEAD(npa_unmapped_tree, npa_block);
+RB_PROTOTYPE(npa_unmapped_tree, npa_block, node, npa_unmapped_cmp)
+
+/* Physical pages unmapped by empty_virt_addr_cache, kept for the next map. */
+struct npa_handle_cache {
+	aclrtDrvMemHandle *h;
+	size_t n, cap;
+	size_t page;               /* every handle here is one page of this size */
+};
 
 struct npa_pool {
 	struct npa_block_tree blocks;
+	struct npa_unmapped_tree unmapped;
+	struct npa_handle_cache spare;
 	bool is_small;
 	/* get_free_block calls while GC is on: a block's age is the count since
 	 * it entered the pool (upstream's gc_count, kept without a pool walk). */
 	uint64_t gc_calls;
 };
 
-/* Where a segment's memory came from; expandable segments will add a kind. */
+/* Where a segment's memory came from. */
 enum npa_segment_kind {
 	NPA_SEGMENT_DEVICE_MALLOC,
+	NPA_SEGMENT_EXPANDABLE,    /* a virtual range mapped page by page */
+};
+
+/* The virtual reservation behind an expandable segment (upstream
+ * ExpandableSegment): one physical handle per mapped page. */
+struct npa_expandable {
+	size_t page;
+	size_t npages;
+	aclrtDrvMemHandle *handles; /* NULL where the page is unmapped */
 };
 
 struct npa_segment {
@@ -66,10 +88,16 @@ struct npa_segment {
 	struct npa_pool *pool;
 	struct npa_block *head;     /* the block at ptr */
 	enum npa_segment_kind kind;
+	struct npa_expandable *exp; /* NPA_SEGMENT_EXPANDABLE only */
 };
 
 RB_HEAD(npa_segment_tree, npa_segment);
 RB_PROTOTYPE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
+
+static inline bool npa_block_is_expandable(const struct npa_block *b)
+{
+	return b->seg->kind == NPA_SEGMENT_EXPANDABLE;
+}
 
 static inline bool npa_block_is_split(const struct npa_block *b)
 {

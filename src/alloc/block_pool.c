@@ -27,12 +27,26 @@ static int npa_segment_cmp(const struct npa_segment *a, const struct npa_segment
 	return pa < pb ? -1 : pa > pb;
 }
 
+/* Upstream's BlockComparatorAddress: stream, then address. */
+static int npa_unmapped_cmp(const struct npa_block *a, const struct npa_block *b)
+{
+	uintptr_t sa = (uintptr_t)a->stream, sb = (uintptr_t)b->stream;
+	uintptr_t pa = (uintptr_t)a->ptr, pb = (uintptr_t)b->ptr;
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return pa < pb ? -1 : pa > pb;
+}
+
 RB_GENERATE(npa_block_tree, npa_block, node, npa_block_cmp)
+RB_GENERATE(npa_unmapped_tree, npa_block, node, npa_unmapped_cmp)
 RB_GENERATE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
 
 void npa_pool_init(struct npa_pool *pool, bool is_small)
 {
 	RB_INIT(&pool->blocks);
+	RB_INIT(&pool->unmapped);
+	pool->spare = (struct npa_handle_cache){ 0 };
 	pool->is_small = is_small;
 	pool->gc_calls = 0;
 }

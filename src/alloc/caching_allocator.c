@@ -31,10 +31,6 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		set_err(err, errlen, "the allocator needs at least one device");
 		return -EINVAL;
 	}
-	if (opt->conf.expandable_segments) {
-		set_err(err, errlen, "expandable_segments is not supported yet");
-		return -EOPNOTSUPP;
-	}
 	struct npa *a = calloc(1, sizeof(*a) + (size_t)opt->device_count * sizeof(a->dev[0]));
 	if (a == NULL)
 		return -ENOMEM;
@@ -180,7 +176,12 @@ static int for_devices(struct npa *a, int device, void (*fn)(struct npa_device *
 
 static void empty_cache(struct npa_device *dev)
 {
-	npa_release_cached_blocks(dev);
+	npa_release_cached_blocks(dev, false);
+}
+
+static void empty_virt_addr_cache(struct npa_device *dev)
+{
+	npa_release_cached_blocks(dev, true);
 }
 
 static void reset_peak(struct npa_device *dev)
@@ -196,6 +197,32 @@ static void reset_accumulated(struct npa_device *dev)
 int npa_empty_cache(struct npa *a, int device)
 {
 	return for_devices(a, device, empty_cache);
+}
+
+int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errlen)
+{
+	struct npa_conf conf;
+
+	npa_get_conf(a, &conf);
+	if (!conf.expandable_segments) {
+		set_err(err, errlen, "Unsupported config for empty_virt_addr_cache, please "
+			"enable expandable_segments.");
+		return -EINVAL;
+	}
+	return for_devices(a, device, empty_virt_addr_cache);
+}
+
+int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	pthread_mutex_lock(&dev->lock);
+	if (len > 0)
+		snprintf(buf, len, "%s", dev->last_oom);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
 }
 
 int npa_reset_peak_stats(struct npa *a, int device)

@@ -12,6 +12,7 @@
 struct tally {
 	struct npa_stats st;   /* only .current and the oversize singles are filled */
 	size_t free_blocks;
+	size_t unmapped_blocks;
 	size_t pending_events;
 };
 
@@ -52,8 +53,12 @@ static void tally_block(const struct npa_device *dev, const struct npa_block *b,
 		add(st->requested_bytes, b->pool, (int64_t)b->requested_size);
 		return;
 	}
+	if (!b->mapped) {
+		t->unmapped_blocks++;
+		return;
+	}
 	t->free_blocks++;
-	if (split) {
+	if (split && !npa_block_is_expandable(b)) {
 		add(st->inactive_split, b->pool, 1);
 		add(st->inactive_split_bytes, b->pool, (int64_t)b->size);
 	}
@@ -74,10 +79,16 @@ static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 		return fail(err, errlen, "block %p disagrees with its segment", (void *)b->ptr);
 	if (b->next != NULL && b->next->prev != b)
 		return fail(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);
-	if (is_free(b) && is_free(b->next) && b->nuses == 0 && b->next->nuses == 0)
+	if (is_free(b) && is_free(b->next) && b->nuses == 0 && b->next->nuses == 0 &&
+	    b->mapped == b->next->mapped)
 		return fail(err, errlen, "free blocks %p and %p were not merged",
 			    (void *)b->ptr, (void *)b->next->ptr);
-	if (is_free(b) && RB_FIND(npa_block_tree, &b->pool->blocks, (struct npa_block *)b) != b)
+	if (!b->mapped && (b->allocated || seg->kind != NPA_SEGMENT_EXPANDABLE ||
+			   RB_FIND(npa_unmapped_tree, &b->pool->unmapped, (struct npa_block *)b) != b))
+		return fail(err, errlen, "unmapped block %p is not in its pool's unmapped set",
+			    (void *)b->ptr);
+	if (b->mapped && is_free(b) &&
+	    RB_FIND(npa_block_tree, &b->pool->blocks, (struct npa_block *)b) != b)
 		return fail(err, errlen, "free block %p is not in its pool", (void *)b->ptr);
 	return 0;
 }
@@ -100,6 +111,13 @@ static int check_segment(const struct npa_device *dev, const struct npa_segment 
 	if (p != seg->ptr + seg->size)
 		return fail(err, errlen, "segment %p: blocks cover %td of %zu bytes",
 			    (void *)seg->ptr, p - seg->ptr, seg->size);
+	if (seg->kind == NPA_SEGMENT_EXPANDABLE) {
+		/* Mapping changes reserved bytes only, never segment counts. */
+		for (const struct npa_block *b = seg->head; b != NULL; b = b->next)
+			if (b->mapped)
+				add(t->st.reserved_bytes, seg->pool, (int64_t)b->size);
+		return 0;
+	}
 	add(t->st.segment, seg->pool, 1);
 	add(t->st.reserved_bytes, seg->pool, (int64_t)seg->size);
 	if (seg->size >= dev->conf->max_split_size)
@@ -125,12 +143,19 @@ static int check_segments(const struct npa_device *dev, struct tally *t, char *e
 	return 0;
 }
 
-static int check_pool(const struct npa_pool *pool, size_t *count, char *err, size_t errlen)
+static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapped,
+		      char *err, size_t errlen)
 {
 	struct npa_block *b;
 
+	RB_FOREACH(b, npa_unmapped_tree, (struct npa_unmapped_tree *)&pool->unmapped) {
+		if (b->mapped || b->allocated || b->pool != pool)
+			return fail(err, errlen, "unmapped set holds block %p that is not "
+				    "unmapped there", (void *)b->ptr);
+		(*unmapped)++;
+	}
 	RB_FOREACH(b, npa_block_tree, (struct npa_block_tree *)&pool->blocks) {
-		if (!is_free(b) || b->pool != pool)
+		if (!is_free(b) || !b->mapped || b->pool != pool)
 			return fail(err, errlen, "pool holds block %p that is not free there",
 				    (void *)b->ptr);
 		(*count)++;
@@ -167,17 +192,20 @@ static int compare_stats(const struct npa_device *dev, const struct tally *t, ch
 int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 {
 	struct tally t = { 0 };
-	size_t pooled = 0;
+	size_t pooled = 0, unmapped = 0;
 	int rc;
 
 	if ((rc = check_segments(dev, &t, err, errlen)) < 0 ||
-	    (rc = check_pool(&dev->small, &pooled, err, errlen)) < 0 ||
-	    (rc = check_pool(&dev->large, &pooled, err, errlen)) < 0 ||
+	    (rc = check_pool(&dev->small, &pooled, &unmapped, err, errlen)) < 0 ||
+	    (rc = check_pool(&dev->large, &pooled, &unmapped, err, errlen)) < 0 ||
 	    (rc = compare_stats(dev, &t, err, errlen)) < 0)
 		return rc;
 	if (pooled != t.free_blocks)
 		return fail(err, errlen, "pools hold %zu blocks, segments have %zu free",
 			    pooled, t.free_blocks);
+	if (unmapped != t.unmapped_blocks)
+		return fail(err, errlen, "unmapped sets hold %zu blocks, segments have %zu",
+			    unmapped, t.unmapped_blocks);
 	/* The map also holds its anchor. */
 	if (HASH_COUNT(dev->allocated) != 1 + (unsigned)t.st.allocation[NPA_STAT_ALL].current)
 		return fail(err, errlen, "pointer map holds %u blocks, %" PRId64 " allocated",

@@ -41,6 +41,10 @@ struct npa_device {
 	bool set_fraction;
 	size_t allowed_memory_maximum;
 	bool oversize_exact;           /* max_split_size unchanged since creation */
+	/* The last segment events, a ring: event i is at i % NPA_SEGMENT_EVENTS. */
+	struct npa_segment_event seg_events[NPA_SEGMENT_EVENTS];
+	uint64_t seg_events_n;
+	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
 };
 
 /* A request on its way through the ladder (upstream AllocParams). */
@@ -94,7 +98,9 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 void npa_release_block(struct npa_device *dev, struct npa_block *b);
 bool npa_release_available_cached_blocks(struct npa_device *dev,
 					 const struct npa_alloc_params *p);
-void npa_release_cached_blocks(struct npa_device *dev);
+/* empty_cache; with keep_handles (empty_virt_addr_cache) unmapped pages stay
+ * allocated in the pool's handle cache, else that cache is freed too. */
+void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles);
 void npa_garbage_collect(struct npa_device *dev);
 static inline bool npa_gc_enabled(const struct npa_device *dev)
 {
@@ -103,7 +109,29 @@ static inline bool npa_gc_enabled(const struct npa_device *dev)
 void npa_sync_device_if_flavor(struct npa_device *dev);
 int npa_device_set_fraction(struct npa_device *dev, double fraction);
 
+/* expandable_segment.c: reservations and pages. */
+size_t npa_expandable_page(const struct npa_device *dev, const struct npa_pool *pool);
+int npa_expandable_create(struct npa_device *dev, size_t page, char **va,
+			  struct npa_expandable **out);
+size_t npa_expandable_map(struct npa_device *dev, struct npa_segment *seg, char *ptr,
+			  size_t size);
+size_t npa_expandable_unmap(struct npa_device *dev, struct npa_segment *seg, char *ptr,
+			    size_t size, bool keep, char **start);
+void npa_expandable_destroy(struct npa_segment *seg);
+void npa_handle_cache_drain(struct npa_pool *pool);
+void npa_handle_cache_fini(struct npa_pool *pool);
+
+/* expandable_blocks.c */
+int npa_alloc_expandable(struct npa_device *dev, struct npa_alloc_params *p);
+void npa_unmap_block(struct npa_device *dev, struct npa_block *b, bool keep_handles);
+void npa_release_expandable_segment(struct npa_device *dev, struct npa_block *b);
+
+/* segment_events.c */
+void npa_segment_event_add(struct npa_device *dev, enum npa_segment_action action,
+			   const void *ptr, size_t size, aclrtStream stream);
+
 /* device_allocator.c: malloc, free and merging. */
+size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen);
 void npa_device_free(struct npa_device *dev, struct npa_block *b);

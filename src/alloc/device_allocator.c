@@ -37,6 +37,34 @@ struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr)
 	return ptr != NULL ? npa_ptr_map_find(dev->allocated, ptr) : NULL;
 }
 
+/* Growth room of a free expandable block: itself and the unmapped block after it. */
+static size_t expandable_size(const struct npa_block *b)
+{
+	return b->size + (b->next != NULL && !b->next->mapped ? b->next->size : 0);
+}
+
+/*
+ * Expandable mode picks, among this stream's consecutive expandable
+ * candidates, the one that can grow least; with the mode off they are
+ * passed over (they stay until freed, as upstream keeps them).
+ */
+static struct npa_block *expandable_candidate(struct npa_device *dev, struct npa_block *b)
+{
+	struct npa_block *next = RB_NEXT(npa_block_tree, NULL, b);
+
+	if (dev->conf->expandable_segments) {
+		while (npa_block_is_expandable(b) && next != NULL && next->stream == b->stream &&
+		       expandable_size(next) < expandable_size(b)) {
+			b = next;
+			next = RB_NEXT(npa_block_tree, NULL, b);
+		}
+		return b;
+	}
+	while (next != NULL && next->stream == b->stream && npa_block_is_expandable(next))
+		next = RB_NEXT(npa_block_tree, NULL, next);
+	return next != NULL && next->stream == b->stream ? next : NULL;
+}
+
 /* Best fit in the request's own stream, within the oversize rules. */
 static bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
 {
@@ -46,6 +74,8 @@ static bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
 		p->pool->gc_calls++;
 	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size);
 	if (b == NULL || b->stream != p->stream)
+		return false;
+	if (npa_block_is_expandable(b) && (b = expandable_candidate(dev, b)) == NULL)
 		return false;
 	/* Never hand an oversize block to a normal request ... */
 	if (p->size < max_split && b->size >= max_split)
@@ -62,7 +92,7 @@ static bool should_split(const struct npa_device *dev, const struct npa_block *b
 {
 	size_t remaining = b->size - size;
 
-	if (b->pool->is_small)
+	if (b->pool->is_small || dev->conf->expandable_segments)
 		return remaining >= NPA_MIN_BLOCK_SIZE;
 	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
 }
@@ -98,6 +128,9 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	struct npa_block *b = p->block;
 	struct npa_stats *st = &dev->stats;
 	const bool already_split = npa_block_is_split(b);
+	/* Whole pages of expandable segments can always be released, so
+	 * upstream leaves them out of inactive_split. */
+	const bool counts_split = !npa_block_is_expandable(b);
 
 	if (should_split(dev, b, p->size)) {
 		struct npa_block *rest = b;
@@ -107,13 +140,13 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			npa_pool_insert(rest->pool, rest);
 			return -ENOMEM;
 		}
-		if (already_split) {
+		if (already_split && counts_split) {
 			npa_stat_update(st->inactive_split_bytes, b->pool, -(int64_t)b->size);
-		} else {
+		} else if (counts_split) {
 			npa_stat_update(st->inactive_split_bytes, b->pool, (int64_t)rest->size);
 			npa_stat_update(st->inactive_split, b->pool, 1);
 		}
-	} else if (already_split) {
+	} else if (already_split && counts_split) {
 		npa_stat_update(st->inactive_split_bytes, b->pool, -(int64_t)b->size);
 		npa_stat_update(st->inactive_split, b->pool, -1);
 	}
@@ -138,7 +171,10 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 
 	npa_device_mem_info(dev->id, &dev_free, &dev_total);
 	dev->stats.num_ooms += 1;
-	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, err, errlen);
+	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, dev->last_oom,
+			sizeof(dev->last_oom));
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", dev->last_oom);
 	return -ENOMEM;
 }
 
@@ -154,16 +190,57 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
 	if (rc == 0 && npa_release_available_cached_blocks(dev, p))
 		rc = npa_alloc_block(dev, p, false, err, errlen);
 	if (rc == 0) {
-		npa_release_cached_blocks(dev);
+		npa_release_cached_blocks(dev, false);
 		rc = npa_alloc_block(dev, p, true, err, errlen);
 	}
 	return rc;
 }
 
+/*
+ * torch_npu, expandable mode: a block for 2 MiB or more starts on a
+ * base_addr_aligned boundary; the bytes before it stay free in the pool.
+ * Only expandable blocks are cut, so inactive_split needs no change.
+ */
+static int align_base(struct npa_device *dev, struct npa_alloc_params *p)
+{
+	struct npa_block *b = p->block;
+	size_t align = dev->conf->base_addr_aligned;
+	size_t mis = align != 0 ? (uintptr_t)b->ptr % align : 0;
+
+	if (p->size < NPA_ROUND_LARGE || !dev->conf->expandable_segments || mis == 0 ||
+	    !npa_block_is_expandable(b) || align - mis + p->size > b->size)
+		return 0;
+	struct npa_block *front = npa_block_get(&dev->cache);
+	if (front == NULL)
+		return -ENOMEM;
+	front->ptr = b->ptr;
+	front->size = align - mis;
+	front->stream = b->stream;
+	front->pool = b->pool;
+	front->seg = b->seg;
+	front->prev = b->prev;
+	front->next = b;
+	if (front->prev != NULL)
+		front->prev->next = front;
+	else
+		b->seg->head = front;
+	b->prev = front;
+	b->ptr += front->size;
+	b->size -= front->size;
+	npa_pool_insert(front->pool, front);
+	return 0;
+}
+
+/* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
+#define NPA_LAZY_RECLAIM_EVENTS 512
+
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen)
 {
-	npa_process_events(dev);
+	bool lazy = dev->conf->multi_stream_lazy_reclaim;
+
+	if (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS)
+		npa_process_events(dev);
 	size_t size = npa_round_size(dev, orig_size);
 	struct npa_alloc_params p = {
 		.size = size,
@@ -171,18 +248,27 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 		.stream = stream,
 		.pool = npa_pool_for(dev, size),
 	};
-	if (!get_free_block(dev, &p)) {
+	bool found = get_free_block(dev, &p);
+	if (!found && lazy && dev->events.pending > 0) {
+		npa_process_events(dev);
+		found = get_free_block(dev, &p);
+	}
+	if (!found) {
 		int rc = retry_ladder(dev, &p, err, errlen);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
 			return out_of_memory(dev, &p, err, errlen);
 	}
+	if (align_base(dev, &p) < 0) {
+		npa_pool_insert(p.pool, p.block);
+		return -ENOMEM;
+	}
 	return alloc_found_block(dev, &p, orig_size, ptr);
 }
 
-/* Absorb free neighbour `src` into `dst`; returns the bytes taken over. */
-static size_t try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
+/* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
+size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
 {
 	if (src == NULL || src->allocated || src->event_count > 0 || src->nuses > 0 ||
 	    dst->mapped != src->mapped)
@@ -201,7 +287,10 @@ static size_t try_merge(struct npa_device *dev, struct npa_block *dst, struct np
 	}
 	size_t taken = src->size;
 	dst->size += taken;
-	npa_pool_remove(src->pool, src);
+	if (src->mapped)
+		npa_pool_remove(src->pool, src);
+	else
+		RB_REMOVE(npa_unmapped_tree, &src->pool->unmapped, src);
 	npa_block_put(&dev->cache, src);
 	return taken;
 }
@@ -214,7 +303,7 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 	struct npa_block *candidates[2] = { b->prev, b->next };
 
 	for (int i = 0; i < 2; i++) {
-		size_t taken = try_merge(dev, b, candidates[i]);
+		size_t taken = npa_try_merge(dev, b, candidates[i]);
 		if (taken > 0) {
 			split_blocks -= 1;
 			split_bytes -= (int64_t)taken;
@@ -225,8 +314,10 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;
 	}
-	npa_stat_update(dev->stats.inactive_split, b->pool, split_blocks);
-	npa_stat_update(dev->stats.inactive_split_bytes, b->pool, split_bytes);
+	if (!npa_block_is_expandable(b)) {
+		npa_stat_update(dev->stats.inactive_split, b->pool, split_blocks);
+		npa_stat_update(dev->stats.inactive_split_bytes, b->pool, split_bytes);
+	}
 	npa_stat_update(dev->stats.active, b->pool, -1);
 	npa_stat_update(dev->stats.active_bytes, b->pool, -(int64_t)orig_size);
 	npa_stat_update(dev->stats.requested_bytes, b->pool, -(int64_t)b->requested_size);
@@ -276,11 +367,18 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	for (seg = RB_MIN(npa_segment_tree, &dev->segments); seg != NULL; seg = next) {
 		next = RB_NEXT(npa_segment_tree, &dev->segments, seg);
 		RB_REMOVE(npa_segment_tree, &dev->segments, seg);
-		if (entered == 0)
+		if (entered == 0 && seg->kind == NPA_SEGMENT_EXPANDABLE)
+			npa_expandable_destroy(seg);
+		else if (entered == 0)
 			aclrtFree(seg->ptr);
+		if (seg->exp != NULL)
+			free(seg->exp->handles);
+		free(seg->exp);
 		free_segment_blocks(seg, &leaks, &bytes);
 		free(seg);
 	}
+	npa_handle_cache_fini(&dev->small);
+	npa_handle_cache_fini(&dev->large);
 	npa_device_leave(saved);
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);

@@ -77,11 +77,12 @@ static int preemptive_rejection(struct npa_device *dev, size_t size, char *err,
 		return 0;
 	dev->stats.num_oom_rejections += 1;
 	npa_format_size(fs, sizeof(fs), size);
-	if (err != NULL)
-		snprintf(err, errlen,
-			 "%s out of memory. Allocation was preemptively rejected because it "
-			 "would exceed per_process_memory_fraction limit. Requested size: %s",
-			 dev->flavor->oom_style == NPA_OOM_CUDA ? "CUDA" : "NPU", fs);
+	snprintf(dev->last_oom, sizeof(dev->last_oom),
+		 "%s out of memory. Allocation was preemptively rejected because it "
+		 "would exceed per_process_memory_fraction limit. Requested size: %s",
+		 dev->flavor->oom_style == NPA_OOM_CUDA ? "CUDA" : "NPU", fs);
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", dev->last_oom);
 	return -ENOMEM;
 }
 
@@ -146,6 +147,8 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 	}
 	if (dev->set_fraction && dev->total_allocated_memory + size > dev->allowed_memory_maximum)
 		return 0;
+	if (dev->conf->expandable_segments)
+		return npa_alloc_expandable(dev, p);
 	char *ptr = device_malloc(dev, size);
 	if (ptr == NULL)
 		return 0;
@@ -162,6 +165,7 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, 1);
 	dev->stats.num_device_alloc += 1;
+	npa_segment_event_add(dev, NPA_SEG_EV_ALLOC, ptr, size, p->stream);
 	return 1;
 }
 
@@ -178,29 +182,52 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, -1);
 	dev->stats.num_device_free += 1;
+	npa_segment_event_add(dev, NPA_SEG_EV_FREE, b->ptr, size, b->stream);
 	npa_pool_remove(b->pool, b);
 	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
 	free(seg);
 	npa_block_put(&dev->cache, b);
 }
 
-static void release_blocks(struct npa_device *dev, struct npa_pool *pool)
+/*
+ * Whole free segments go back to the device; free expandable blocks give
+ * back their whole pages. Those are gathered first: unmapping re-inserts
+ * the partial pages around them into the pool being walked.
+ */
+static void release_blocks(struct npa_device *dev, struct npa_pool *pool, bool keep_handles)
 {
-	struct npa_block *b, *next;
+	struct npa_block *b, *next, *to_unmap = NULL;
 
 	for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
 		next = RB_NEXT(npa_block_tree, &pool->blocks, b);
-		if (!npa_block_is_split(b))
+		if (npa_block_is_expandable(b)) {
+			/* hh is free while a block is out of the pointer map. */
+			b->hh.next = to_unmap;
+			to_unmap = b;
+		} else if (!npa_block_is_split(b)) {
 			npa_release_block(dev, b);
+		}
+	}
+	for (b = to_unmap; b != NULL; b = next) {
+		next = b->hh.next;
+		npa_unmap_block(dev, b, keep_handles);
+		npa_release_expandable_segment(dev, b);
 	}
 }
 
-void npa_release_cached_blocks(struct npa_device *dev)
+void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles)
 {
+	int32_t saved;
+
 	npa_sync_device_if_flavor(dev);
 	npa_synchronize_and_free_events(dev);
-	release_blocks(dev, &dev->large);
-	release_blocks(dev, &dev->small);
+	release_blocks(dev, &dev->large, keep_handles);
+	release_blocks(dev, &dev->small, keep_handles);
+	if (keep_handles || npa_device_enter(dev->id, &saved) != 0)
+		return;
+	npa_handle_cache_drain(&dev->large);
+	npa_handle_cache_drain(&dev->small);
+	npa_device_leave(saved);
 }
 
 /*
@@ -225,7 +252,7 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	 * Such a block is left alone here.
 	 */
 	if (it != NULL && it->stream == p->stream) {
-		if (npa_block_is_split(it))
+		if (npa_block_is_split(it) || npa_block_is_expandable(it))
 			return false;
 		npa_release_block(dev, it);
 		return true;
@@ -233,7 +260,8 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	it = it != NULL ? RB_PREV(npa_block_tree, tree, it) : RB_MAX(npa_block_tree, tree);
 	size_t released = 0;
 	while (it != NULL && released < key && it->size >= max_split &&
-	       it->stream == p->stream && !npa_block_is_split(it)) {
+	       it->stream == p->stream && !npa_block_is_split(it) &&
+	       !npa_block_is_expandable(it)) {
 		struct npa_block *cur = it;
 
 		it = RB_PREV(npa_block_tree, tree, cur);
@@ -265,7 +293,7 @@ void npa_garbage_collect(struct npa_device *dev)
 	double total_age = 0.0;
 	long count = 0;
 	RB_FOREACH(b, npa_block_tree, &pool->blocks) {
-		if (!npa_block_is_split(b)) {
+		if (!npa_block_is_split(b) && !npa_block_is_expandable(b)) {
 			total_age += (double)gc_age(pool, b);
 			count++;
 		}
@@ -281,7 +309,8 @@ void npa_garbage_collect(struct npa_device *dev)
 		freed = false;
 		for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
 			next = RB_NEXT(npa_block_tree, &pool->blocks, b);
-			if (npa_block_is_split(b) || (double)gc_age(pool, b) < age_threshold)
+			if (npa_block_is_split(b) || npa_block_is_expandable(b) ||
+			    (double)gc_age(pool, b) < age_threshold)
 				continue;
 			freed = true;
 			reclaimed += b->size;

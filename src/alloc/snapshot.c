@@ -42,24 +42,26 @@ static enum npa_block_state block_state(const struct npa_device *dev,
 	return NPA_BLOCK_INACTIVE;
 }
 
-static int copy_segment(const struct npa_device *dev, const struct npa_segment *seg,
-			struct npa_segment_info *out)
+/* The blocks from `head` up to the first unmapped one: a whole device
+ * segment, or one mapped run of an expandable segment. */
+static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
+		    const struct npa_block *head, struct npa_segment_info *out)
 {
 	size_t n = 0;
 
-	for (const struct npa_block *b = seg->head; b != NULL; b = b->next)
+	for (const struct npa_block *b = head; b != NULL && b->mapped; b = b->next)
 		n++;
 	*out = (struct npa_segment_info){
 		.device = dev->id,
-		.address = (uint64_t)(uintptr_t)seg->ptr,
+		.address = (uint64_t)(uintptr_t)head->ptr,
 		.stream = npusim_stream_id(seg->stream),
 		.is_large = !seg->pool->is_small,
-		.is_expandable = false,
+		.is_expandable = seg->kind == NPA_SEGMENT_EXPANDABLE,
 		.blocks = calloc(n, sizeof(*out->blocks)),
 	};
 	if (out->blocks == NULL)
 		return -ENOMEM;
-	for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
+	for (const struct npa_block *b = head; b != NULL && b->mapped; b = b->next) {
 		struct npa_block_info *bi = &out->blocks[out->nblocks++];
 
 		bi->address = (uint64_t)(uintptr_t)b->ptr;
@@ -77,14 +79,22 @@ static int copy_segment(const struct npa_device *dev, const struct npa_segment *
 	return 0;
 }
 
-/* Appends this device's segments, in address order, to `out`. */
+static bool starts_run(const struct npa_block *b)
+{
+	return b->mapped && (b->prev == NULL || !b->prev->mapped);
+}
+
+/* Appends this device's segments (one per mapped run of an expandable
+ * segment, as upstream reports them), in address order, to `out`. */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 {
 	struct npa_segment *seg;
+	const struct npa_block *b;
 	size_t n = 0;
 
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
-		n++;
+		for (b = seg->head; b != NULL; b = b->next)
+			n += starts_run(b);
 	if (n == 0)
 		return 0;
 	struct npa_segment_info *segs =
@@ -93,10 +103,14 @@ int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 		return -ENOMEM;
 	out->segments = segs;
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
-		int rc = copy_segment(dev, seg, &out->segments[out->nsegments]);
-		if (rc < 0)
-			return rc;
-		out->nsegments++;
+		for (b = seg->head; b != NULL; b = b->next) {
+			if (!starts_run(b))
+				continue;
+			int rc = copy_run(dev, seg, b, &out->segments[out->nsegments]);
+			if (rc < 0)
+				return rc;
+			out->nsegments++;
+		}
 	}
 	return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * Settings at run time (npa_set_conf) and what npa_create refuses.
+ * Settings at run time (npa_set_conf): what changes, what is refused.
  */
 #include <errno.h>
 #include <string.h>
@@ -7,23 +7,6 @@
 #include "alloc_fixture.h"
 
 #define N8G (8 * GiB)
-
-static void expandable_segments_are_refused_at_creation(void **state)
-{
-	struct npusim_config cfg;
-	struct npa_options opt = { .flavor = FLAVOR(state), .device_count = 1 };
-	struct npa *a = (struct npa *)1;
-	char err[NPA_ERRLEN];
-
-	npusim_config_default(&cfg, 1, N8G);
-	assert_int_equal(npusim_init(&cfg), 0);
-	npa_conf_default(&opt.conf, FLAVOR(state));
-	opt.conf.expandable_segments = true;
-	assert_int_equal(npa_create_err(&opt, &a, err, sizeof(err)), -EOPNOTSUPP);
-	assert_null(a);
-	assert_string_equal(err, "expandable_segments is not supported yet");
-	npusim_shutdown();
-}
 
 /* max_split_size_mb changes with blocks live; the stat keeps the creation value. */
 static void max_split_size_changes_with_live_blocks(void **state)
@@ -52,7 +35,9 @@ static void large_segment_size_waits_for_an_empty_device(void **state)
 
 	assert_int_equal(npa_set_conf(a, "large_segment_size_mb:40", NPA_ORIGIN_WRITE, err,
 				      sizeof(err)), -EBUSY);
-	assert_non_null(strstr(err, "large_segment_size_mb can only change"));
+	assert_string_equal(err, "large_segment_size_mb cannot change while the allocator holds "
+				 "memory: segments already made keep the old value; free every "
+				 "block and empty the cache first");
 	fx_free(a, p);
 	assert_int_equal(npa_set_conf(a, "large_segment_size_mb:40", NPA_ORIGIN_WRITE, err,
 				      sizeof(err)), -EBUSY);
@@ -95,28 +80,49 @@ static void bad_string_changes_nothing(void **state)
 	fx_stop(a);
 }
 
-static void expandable_segments_are_refused_at_run_time(void **state)
+/* torch_npu's _set_allocator_settings refuses it whatever the state. */
+static void multi_stream_lazy_reclaim_is_refused_at_run_time(void **state)
 {
 	struct npa *a = fx_start(FLAVOR(state), N8G);
 	struct npa_conf conf;
+	char err[NPA_ERRLEN] = "";
 
-	assert_int_equal(npa_set_conf(a, "expandable_segments:True", NPA_ORIGIN_WRITE, NULL, 0),
-			 -EOPNOTSUPP);
+	assert_int_equal(npa_set_conf(a, "multi_stream_lazy_reclaim:True", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), -EBUSY);
+	assert_string_equal(err, "multi_stream_lazy_reclaim cannot change at run time: it is "
+				 "read once when the allocator starts");
 	npa_get_conf(a, &conf);
-	assert_false(conf.expandable_segments);
+	assert_false(conf.multi_stream_lazy_reclaim);
+	fx_stop(a);
+}
+
+/* A refused key refuses the whole string: the safe keys in it do not apply. */
+static void busy_string_changes_nothing(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_conf conf;
+	void *p = fx_malloc(a, 4096, NULL);
+
+	assert_int_equal(npa_set_conf(a, "max_split_size_mb:100,large_segment_size_mb:40",
+				      NPA_ORIGIN_WRITE, NULL, 0), -EBUSY);
+	npa_get_conf(a, &conf);
+	assert_int_equal(conf.max_split_size, SIZE_MAX);
+	assert_int_equal(conf.large_segment_size, 20 * MiB);
+	fx_free(a, p);
 	fx_stop(a);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH_FLAVORS(expandable_segments_are_refused_at_creation),
 		BOTH_FLAVORS(max_split_size_changes_with_live_blocks),
 		BOTH_FLAVORS(large_segment_size_waits_for_an_empty_device),
 		cmocka_unit_test_prestate(fraction_from_settings_applies_at_once,
 					  (void *)&npa_flavor_npu),
 		BOTH_FLAVORS(bad_string_changes_nothing),
-		BOTH_FLAVORS(expandable_segments_are_refused_at_run_time),
+		cmocka_unit_test_prestate(multi_stream_lazy_reclaim_is_refused_at_run_time,
+					  (void *)&npa_flavor_npu),
+		BOTH_FLAVORS(busy_string_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
