@@ -140,7 +140,8 @@ size_t npa_expandable_map(struct npa_device *dev, struct npa_segment *seg, char 
 		    aclrtMapMem(seg->ptr + i * e->page, e->page, 0, e->handles[i], 0) != ACL_SUCCESS)
 			break;
 	}
-	if (i < end) {
+	bool failed = i < end;
+	if (failed) {
 		/* Roll back: a request either gets all its pages or none. */
 		if (e->handles[i] != NULL)
 			aclrtFreePhysical(e->handles[i]);
@@ -152,7 +153,7 @@ size_t npa_expandable_map(struct npa_device *dev, struct npa_segment *seg, char 
 		}
 	}
 	npa_device_leave(saved);
-	return i < end ? 0 : (end - begin) * e->page;
+	return failed ? 0 : (end - begin) * e->page;
 }
 
 /*

@@ -1,22 +1,48 @@
 /*
  * alloc_fixture.c - set-up and small helpers shared by the allocator tests.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "alloc_fixture.h"
 
-struct npa *fx_start_conf(const struct npa_flavor *flavor, uint64_t capacity,
-			  void (*tweak)(struct npa_conf *conf))
+bool fx_expandable(void)
+{
+	const char *v = getenv("NPA_TEST_EXPANDABLE");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
+static struct npa *start(const struct npa_flavor *flavor, uint64_t capacity,
+			 void (*tweak)(struct npa_conf *conf), bool expandable)
 {
 	struct npusim_config cfg;
 	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
 	struct npa *a = NULL;
 
+	/* A test that failed half-way left its device up. */
+	if (npusim_initialized())
+		npusim_shutdown();
 	npusim_config_default(&cfg, 1, capacity);
 	assert_int_equal(npusim_init(&cfg), 0);
 	npa_conf_default(&opt.conf, flavor);
+	opt.conf.expandable_segments = expandable;
 	if (tweak != NULL)
 		tweak(&opt.conf);
 	assert_int_equal(npa_create(&opt, &a), 0);
 	return a;
+}
+
+struct npa *fx_start_conf(const struct npa_flavor *flavor, uint64_t capacity,
+			  void (*tweak)(struct npa_conf *conf))
+{
+	return start(flavor, capacity, tweak, fx_expandable());
+}
+
+struct npa *fx_start_device_segments(const struct npa_flavor *flavor, uint64_t capacity,
+				     void (*tweak)(struct npa_conf *conf))
+{
+	return start(flavor, capacity, tweak, false);
 }
 
 struct npa *fx_start(const struct npa_flavor *flavor, uint64_t capacity)

@@ -6,6 +6,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,11 +26,28 @@
 	{ #fn " (npu)", fn, NULL, NULL, (void *)&npa_flavor_npu },             \
 	{ #fn " (cuda)", fn, NULL, NULL, (void *)&npa_flavor_cuda }
 
+/*
+ * The whole suite runs a second time with NPA_TEST_EXPANDABLE=1, which turns
+ * expandable_segments on before each test's own settings (upstream runs its
+ * allocator tests again the same way). Tests whose numbers differ assert
+ * the expandable ones when this is true.
+ */
+bool fx_expandable(void);
+
 /* Start one device of `capacity` bytes (2 MiB pages) and an allocator on it. */
 struct npa *fx_start(const struct npa_flavor *flavor, uint64_t capacity);
 /* Same, with settings changed by `tweak` after the flavor's defaults. */
 struct npa *fx_start_conf(const struct npa_flavor *flavor, uint64_t capacity,
 			  void (*tweak)(struct npa_conf *conf));
+/*
+ * Same as fx_start_conf, but never in expandable mode: for tests whose
+ * subject exists only for device-malloc segments (the oversize and GC
+ * release paths skip expandable blocks; torch_npu refuses max_split_size_mb
+ * and garbage_collection_threshold with expandable_segments) or that
+ * replay upstream's worked example of them step by step.
+ */
+struct npa *fx_start_device_segments(const struct npa_flavor *flavor, uint64_t capacity,
+				     void (*tweak)(struct npa_conf *conf));
 /* Check invariants, destroy (asserting no leaks) and shut the device down. */
 void fx_stop(struct npa *a);
 

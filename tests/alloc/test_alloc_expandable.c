@@ -244,7 +244,7 @@ static void empty_virt_addr_cache_keeps_physical_pages(void **state)
 
 static void empty_virt_addr_cache_needs_expandable_segments(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), 8 * GiB);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 8 * GiB, NULL);
 	char err[NPA_ERRLEN] = "";
 
 	assert_int_equal(npa_empty_virt_addr_cache(a, 0, err, sizeof(err)), -EINVAL);
@@ -259,7 +259,7 @@ static void empty_virt_addr_cache_needs_expandable_segments(void **state)
  */
 static void expandable_segments_toggle_at_run_time(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), 8 * GiB);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 8 * GiB, NULL);
 
 	void *p1 = fx_malloc(a, 5 * MiB, NULL);
 	assert_int_equal(fx_stats(a).segment[ALL].current, 1);

@@ -18,6 +18,22 @@ static void oom_retry_releases_the_cache_and_counts_one_retry(void **state)
 	fx_free(a, p);
 	void *q = fx_malloc(a, 50 * MiB, NULL);
 	struct npa_stats st = fx_stats(a);
+	if (fx_expandable()) {
+		/*
+		 * Expandable: the free 40 MiB grows by one more 20 MiB page
+		 * (npu: 40 MiB + 512 had mapped three pages already), so
+		 * nothing stands in the way and no retry happens.
+		 */
+		assert_int_equal(st.num_alloc_retries, 0);
+		assert_int_equal(st.num_device_free, 0);
+		assert_int_equal(st.num_device_alloc, FLAVOR(state) == &npa_flavor_npu ? 1 : 2);
+		assert_int_equal(st.reserved_bytes[ALL].current, 60 * MiB);
+		assert_int_equal(st.segment[ALL].current, 0);
+		assert_int_equal(fx_device().physical_failures, 0);
+		fx_free(a, q);
+		fx_stop(a);
+		return;
+	}
 	assert_int_equal(st.num_alloc_retries, 1);
 	assert_int_equal(st.num_ooms, 0);
 	assert_int_equal(st.num_device_free, 1);
@@ -85,7 +101,8 @@ static void npu_oom_message(void **state)
 /* Half of 64 MiB: a second segment that would pass 32 MiB never reaches the device. */
 static void memory_fraction_refuses_without_calling_the_device(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), N64M);
+	/* Counts device mallocs; the expandable fraction check is below. */
+	struct npa *a = fx_start_device_segments(FLAVOR(state), N64M, NULL);
 	char err[NPA_ERRLEN];
 	void *q = NULL;
 
@@ -128,7 +145,8 @@ static void half_and_reject(struct npa_conf *c)
 static void npu_throw_on_npumalloc_oom_rejects_preemptively(void **state)
 {
 	(void)state;
-	struct npa *a = fx_start_conf(&npa_flavor_npu, N64M, half_and_reject);
+	/* Counts device mallocs; the expandable case is below. */
+	struct npa *a = fx_start_device_segments(&npa_flavor_npu, N64M, half_and_reject);
 	char err[NPA_ERRLEN];
 	void *q = NULL;
 	void *p = fx_malloc(a, 20 * MiB, NULL);
@@ -160,6 +178,38 @@ static void conf_fraction_is_the_initial_limit(void **state)
 	assert_true(npa_get_memory_fraction(a, 0) == 0.5);
 	assert_int_equal(npa_malloc(a, 0, 40 * MiB, NULL, &p, NULL, 0), -ENOMEM);
 	assert_int_equal(fx_device().malloc_calls, 0);
+	assert_int_equal(fx_device().physical_calls, 0);
+	fx_stop(a);
+}
+
+static void expandable_half(struct npa_conf *c)
+{
+	c->expandable_segments = true;
+	c->per_process_memory_fraction = 0.5;
+}
+
+/*
+ * Expandable segments keep the fraction check on the request's segment
+ * size: 20 MiB maps one page, then 14 MiB would pass 32 MiB (cuda); on npu
+ * 20 MiB + 512 maps two pages and 14 MiB fits in the second.
+ */
+static void memory_fraction_limits_expandable_segments(void **state)
+{
+	struct npa *a = fx_start_conf(FLAVOR(state), N64M, expandable_half);
+	bool npu = FLAVOR(state) == &npa_flavor_npu;
+	char err[NPA_ERRLEN] = "";
+	void *q = NULL;
+	void *p = fx_malloc(a, 20 * MiB, NULL);
+
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, npu ? 40 * MiB : 20 * MiB);
+	assert_int_equal(npa_malloc(a, 0, 14 * MiB, NULL, &q, err, sizeof(err)),
+			 npu ? 0 : -ENOMEM);
+	assert_int_equal(fx_device().physical_calls, npu ? 2 : 1);
+	assert_int_equal(fx_device().physical_failures, 0);
+	if (!npu)
+		assert_non_null(strstr(err, "is free. 32.00 MiB allowed; Of the allocated"));
+	fx_free(a, q);
+	fx_free(a, p);
 	fx_stop(a);
 }
 
@@ -185,6 +235,7 @@ int main(void)
 		cmocka_unit_test(cuda_oom_message),
 		cmocka_unit_test(npu_oom_message),
 		BOTH_FLAVORS(memory_fraction_refuses_without_calling_the_device),
+		BOTH_FLAVORS(memory_fraction_limits_expandable_segments),
 		BOTH_FLAVORS(memory_fraction_outside_0_1_is_invalid),
 		cmocka_unit_test(npu_throw_on_npumalloc_oom_rejects_preemptively),
 		BOTH_FLAVORS(conf_fraction_is_the_initial_limit),

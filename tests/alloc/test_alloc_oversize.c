@@ -1,6 +1,10 @@
 /*
  * max_split_size_mb and the oversize rules, release_available_cached_blocks,
  * and garbage_collection_threshold.
+ *
+ * All on device-malloc segments, in the expandable run too: upstream's
+ * oversize release and GC paths skip expandable blocks, and torch_npu
+ * refuses these options together with expandable_segments.
  */
 #include <errno.h>
 
@@ -15,18 +19,18 @@ static void split_40mib(struct npa_conf *c)
 
 static void max_split_size_stat_is_the_setting_or_minus_1(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), N8G, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), N8G, split_40mib);
 
 	assert_int_equal(fx_stats(a).max_split_size, 41943040);
 	fx_stop(a);
-	a = fx_start(FLAVOR(state), N8G);
+	a = fx_start_device_segments(FLAVOR(state), N8G, NULL);
 	assert_int_equal(fx_stats(a).max_split_size, -1);
 	fx_stop(a);
 }
 
 static void oversize_block_is_not_given_to_a_normal_request(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), N8G, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), N8G, split_40mib);
 	void *p = fx_malloc(a, 50 * MiB, NULL);
 	struct npa_stats st = fx_stats(a);
 
@@ -47,7 +51,7 @@ static void oversize_block_is_not_given_to_a_normal_request(void **state)
 /* 45 MiB may take a cached 50 MiB block (less than 20 MiB more), whole. */
 static void oversize_request_takes_a_block_less_than_20mib_larger_unsplit(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), N8G, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), N8G, split_40mib);
 	void *p = fx_malloc(a, 50 * MiB, NULL);
 	int64_t whole = (int64_t)npa_block_size(a, p);
 
@@ -66,7 +70,7 @@ static void oversize_request_takes_a_block_less_than_20mib_larger_unsplit(void *
 /* 50 MiB will not take a cached 80 MiB block: 80 >= 50 + 20. */
 static void oversize_request_skips_a_block_20mib_larger(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), N8G, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), N8G, split_40mib);
 	void *p = fx_malloc(a, 80 * MiB, NULL);
 
 	fx_free(a, p);
@@ -80,7 +84,7 @@ static void oversize_request_skips_a_block_20mib_larger(void **state)
 /* Cached 60 and 50 MiB blocks on a 128 MiB device; 70 MiB frees both, largest first. */
 static void release_available_frees_largest_oversize_blocks_until_enough(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), 128 * MiB, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 128 * MiB, split_40mib);
 	void *p60 = fx_malloc(a, 60 * MiB, NULL);
 	void *p50 = fx_malloc(a, 50 * MiB, NULL);
 
@@ -99,7 +103,7 @@ static void release_available_frees_largest_oversize_blocks_until_enough(void **
 /* One cached 100 MiB block is enough for 60 MiB: only it is released. */
 static void release_available_frees_one_block_big_enough(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), 128 * MiB, split_40mib);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 128 * MiB, split_40mib);
 	void *small = fx_malloc(a, 4096, NULL);
 	void *p = fx_malloc(a, 100 * MiB, NULL);
 
@@ -117,7 +121,7 @@ static void release_available_frees_one_block_big_enough(void **state)
 /* Unlimited max_split_size: a 100 MiB cached block serves 60 MiB and is split. */
 static void without_max_split_size_any_larger_cached_block_is_split(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), 128 * MiB);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 128 * MiB, NULL);
 	void *p = fx_malloc(a, 100 * MiB, NULL);
 
 	fx_free(a, p);
@@ -137,7 +141,7 @@ static void without_max_split_size_any_larger_cached_block_is_split(void **state
  */
 static void lowered_max_split_size_never_releases_part_of_a_segment(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), 128 * MiB);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 128 * MiB, NULL);
 	char err[NPA_ERRLEN];
 	void *big = fx_malloc(a, 100 * MiB, NULL);
 	void *q = NULL;
@@ -169,7 +173,7 @@ static void gc_at_40_percent(struct npa_conf *c)
  */
 static void gc_frees_the_oldest_unsplit_blocks_first(void **state)
 {
-	struct npa *a = fx_start_conf(FLAVOR(state), 128 * MiB, gc_at_40_percent);
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 128 * MiB, gc_at_40_percent);
 	aclrtStream s;
 
 	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);

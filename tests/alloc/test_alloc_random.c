@@ -122,12 +122,18 @@ static void run(const struct npa_flavor *f, uint64_t seed, void (*tweak)(struct 
 	assert_int_equal(npa_empty_cache(t.a, 0), 0);
 	fx_check(t.a);
 	struct npa_stats st = fx_stats(t.a);
-	/* The trace reaches the retry ladder, not only the cache. */
-	assert_true(st.num_alloc_retries > 0);
+	/* The trace reaches the retry ladder, not only the cache (expandable
+	 * segments fragment too little on it to need the ladder). */
+	if (!fx_expandable())
+		assert_true(st.num_alloc_retries > 0);
 	assert_int_equal(st.reserved_bytes[ALL].current, 0);
 	assert_int_equal(st.active[ALL].current, 0);
 	assert_int_equal(st.num_ooms, t.ooms);
-	assert_int_equal(st.num_device_alloc, st.num_device_free);
+	/* A map call and the unmaps that undo it do not pair up one to one. */
+	if (!fx_expandable())
+		assert_int_equal(st.num_device_alloc, st.num_device_free);
+	else
+		assert_int_equal(fx_device().physical_used, 0);
 	assert_int_equal(aclrtGetMemInfo(ACL_HBM_MEM, &free_mem, &total), ACL_SUCCESS);
 	assert_int_equal(free_mem, total);
 	fx_stop(t.a);
