@@ -67,6 +67,8 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
 int sw_write(struct sw *sw, const char *line, char *err, size_t errlen);
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen);
 void sw_set_caching(struct sw *sw);
+/* The number of devices every allocator of the switch serves. */
+int sw_device_count(const struct sw *sw);
 /* Is the built-in allocator the current one? */
 bool sw_is_caching(struct sw *sw);
 

@@ -20,7 +20,9 @@
  * stays unallocated (a later free or record_stream of it is skipped) and
  * the replay goes on.
  *
- * Replay: device D is the allocator's device D; stream S > 0 is an
+ * Replay: the events go to a target (wl_target): the caching allocator
+ * itself, or the allocator switch, so that a replay allocates through a
+ * plug-in when one is current. Device D is the target's device D; stream S > 0 is an
  * aclrtStream created on first use for (D, S); stream 0 is the default
  * stream. record_stream launches open-ended work on the stream before
  * recording it, so the block freed later stays pending until `sync S` or a
@@ -34,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <acl/acl_rt.h>
 
 #include "caching_allocator.h"
 
@@ -95,6 +99,41 @@ struct wl_replay_counters {
 	size_t position;        /* index of the next event to run */
 };
 
+/*
+ * What a replay drives. Every function returns 0 or a negative errno;
+ * malloc returns -ENOMEM for an OOM (counted, not an error) and writes its
+ * reason to err for any failure. check may be NULL: the target has no
+ * invariants to check, and wl_replay_set_check does nothing.
+ */
+struct wl_target_ops {
+	int (*malloc)(void *ctx, int device, size_t size, aclrtStream stream,
+		      void **ptr, char *err, size_t errlen);
+	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
+	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
+	int (*empty_cache)(void *ctx, int device);          /* -1: all */
+	int (*reset_peak)(void *ctx, int device);           /* -1: all */
+	int (*reset_accumulated)(void *ctx, int device);    /* -1: all */
+	int (*set_fraction)(void *ctx, int device, double fraction, char *err,
+			    size_t errlen);
+	int (*device_count)(void *ctx);
+	int (*check)(void *ctx, int device, char *err, size_t errlen);
+};
+
+struct wl_target {
+	const struct wl_target_ops *ops;
+	void *ctx;
+};
+
+struct sw;
+
+/* The caching allocator `a`, called directly. */
+struct wl_target wl_target_npa(struct npa *a);
+/*
+ * Whatever allocator `sw` has current at each allocation; each block is
+ * freed by the allocator that made it, across swaps. No check.
+ */
+struct wl_target wl_target_switch(struct sw *sw);
+
 struct wl_replay;
 
 /*
@@ -102,14 +141,18 @@ struct wl_replay;
  * and free are not meant to race each other (read the counters between
  * chunks, as a daemon running a trace in chunks would).
  *
- * A replay state (ID table, streams) driving allocator `a`. Fails with
+ * A replay state (ID table, streams) driving caching allocator `a`. Fails with
  * -EINVAL and "TRACE:LINE: device 3 does not exist (2 devices)" if the
  * trace names a device the allocator does not have. The trace must outlive
  * the replay.
  */
 int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
 		  char *err, size_t errlen);
-/* Run npa_check on every device the trace uses after each event (slow). */
+/* The same over any target (copied; its ctx must outlive the replay). */
+int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
+			 struct wl_replay **out, char *err, size_t errlen);
+/* Check the target (npa_check) on every device the trace uses after each
+ * event (slow); nothing for a target without check. */
 void wl_replay_set_check(struct wl_replay *r, bool check);
 /*
  * Run events [from, to) of the trace (to is clamped to the trace's end).

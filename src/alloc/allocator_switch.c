@@ -265,6 +265,11 @@ void sw_set_caching(struct sw *sw)
 	pthread_mutex_unlock(&sw->swap_lock);
 }
 
+int sw_device_count(const struct sw *sw)
+{
+	return sw->device_count;
+}
+
 bool sw_is_caching(struct sw *sw)
 {
 	pthread_mutex_lock(&sw->lock);

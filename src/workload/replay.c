@@ -1,5 +1,6 @@
 /*
- * replay.c - carrying out a checked trace against an allocator.
+ * replay.c - carrying out a checked trace against an allocator (a target:
+ * the caching allocator, or the allocator switch).
  *
  * The loop does no allocation, formatting or lookup per event: IDs are
  * slots in an array of pointers, streams an array indexed by (device,
@@ -25,7 +26,8 @@ static const char oom_marker;
  * set before every call that depends on it rather than remembered.
  */
 struct wl_replay {
-	struct npa *a;
+	const struct wl_target_ops *ops;
+	void *ctx;            /* the target's */
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
 	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
@@ -60,10 +62,10 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 	return fail(r, ev, rc, err, errlen, r->msg);
 }
 
-static int check_devices(struct npa *a, const struct wl_trace *t, char *err,
-			 size_t errlen)
+static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
+			 char *err, size_t errlen)
 {
-	int count = npa_device_count(a);
+	int count = tg->ops->device_count(tg->ctx);
 
 	for (size_t i = 0; i < t->nevents; i++) {
 		const struct wl_event *ev = &t->events[i];
@@ -81,15 +83,24 @@ static int check_devices(struct npa *a, const struct wl_trace *t, char *err,
 int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
 		  char *err, size_t errlen)
 {
+	struct wl_target tg = wl_target_npa(a);
+
+	return wl_replay_new_target(&tg, t, out, err, errlen);
+}
+
+int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
+			 struct wl_replay **out, char *err, size_t errlen)
+{
 	struct wl_replay *r;
-	int rc = check_devices(a, t, err, errlen);
+	int rc = check_devices(target, t, err, errlen);
 
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
-	r->a = a;
+	r->ops = target->ops;
+	r->ctx = target->ctx;
 	r->t = t;
 	r->ndevices = t->max_device + 1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
@@ -104,7 +115,7 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 
 void wl_replay_set_check(struct wl_replay *r, bool check)
 {
-	r->check = check;
+	r->check = check && r->ops->check != NULL;
 }
 
 /* The stream for (device, dense index), created on first use; NULL: default. */
@@ -133,8 +144,8 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 
 	if (e != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
-	rc = npa_malloc(r->a, ev->device, ev->size, s, &r->ptr[ev->slot], r->msg,
-			sizeof(r->msg));
+	rc = r->ops->malloc(r->ctx, ev->device, ev->size, s, &r->ptr[ev->slot],
+			    r->msg, sizeof(r->msg));
 	if (rc == 0) {
 		r->c.allocs++;
 		return 0;
@@ -159,7 +170,7 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return 0;
 	}
 	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
-	if (p != NULL && (rc = npa_free(r->a, p, r->msg, sizeof(r->msg))) != 0)
+	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
 		return fail(r, ev, rc, err, errlen, r->msg);
 	r->c.frees++;
 	return 0;
@@ -185,13 +196,14 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 	/* Open-ended work: the free's event completes only at a sync. */
 	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
-	return refused(r, ev, npa_record_stream(r->a, p, s), "record_stream", err, errlen);
+	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
+		       err, errlen);
 }
 
 static int sync_all_devices(struct wl_replay *r, const struct wl_event *ev,
 			    char *err, size_t errlen)
 {
-	int count = npa_device_count(r->a);
+	int count = r->ops->device_count(r->ctx);
 	aclError e;
 
 	for (int d = 0; d < count; d++) {
@@ -225,8 +237,8 @@ static int sync_stream(struct wl_replay *r, const struct wl_event *ev, char *err
 static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	int rc = npa_set_memory_fraction(r->a, ev->device, ev->fraction, r->msg,
-					 sizeof(r->msg));
+	int rc = r->ops->set_fraction(r->ctx, ev->device, ev->fraction, r->msg,
+				      sizeof(r->msg));
 
 	return rc ? fail(r, ev, rc, err, errlen, r->msg) : 0;
 }
@@ -245,12 +257,13 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
 				      : sync_stream(r, ev, err, errlen);
 	case WL_EMPTY_CACHE:
-		return refused(r, ev, npa_empty_cache(r->a, -1), "empty_cache", err, errlen);
+		return refused(r, ev, r->ops->empty_cache(r->ctx, -1), "empty_cache",
+			       err, errlen);
 	case WL_RESET_PEAK:
-		return refused(r, ev, npa_reset_peak_stats(r->a, -1), "reset_peak", err,
-			       errlen);
+		return refused(r, ev, r->ops->reset_peak(r->ctx, -1), "reset_peak",
+			       err, errlen);
 	case WL_RESET_ACCUMULATED:
-		return refused(r, ev, npa_reset_accumulated_stats(r->a, -1),
+		return refused(r, ev, r->ops->reset_accumulated(r->ctx, -1),
 			       "reset_accumulated", err, errlen);
 	case WL_FRACTION:
 		return do_fraction(r, ev, err, errlen);
@@ -264,7 +277,7 @@ static int check_all(struct wl_replay *r, const struct wl_event *ev, char *err,
 	char what[NPA_ERRLEN + 32];
 
 	for (int d = 0; d < r->ndevices; d++) {
-		int rc = npa_check(r->a, d, r->msg, sizeof(r->msg));
+		int rc = r->ops->check(r->ctx, d, r->msg, sizeof(r->msg));
 		if (rc) {
 			snprintf(what, sizeof(what), "after this event: %s", r->msg);
 			return fail(r, ev, rc, err, errlen, what);
@@ -312,7 +325,7 @@ void wl_replay_release_all(struct wl_replay *r)
 		void *p = r->ptr[i];
 		r->ptr[i] = NULL;
 		if (p != NULL && p != OOMED)
-			npa_free(r->a, p, NULL, 0);
+			r->ops->free(r->ctx, p, NULL, 0);
 	}
 }
 

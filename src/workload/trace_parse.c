@@ -275,7 +275,7 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 
 static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_entry *e;
+	struct id_entry *e = NULL;
 	int rc = check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc == 0)
@@ -291,7 +291,7 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 
 static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_entry *e;
+	struct id_entry *e = NULL;
 	int rc = check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
 
 	if (rc == 0)
