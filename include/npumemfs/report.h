@@ -37,4 +37,16 @@ int report_summary(struct sbuf *out, const struct npa_stats *s,
  * blocks and segments carry empty "frames". */
 int report_snapshot_json(struct sbuf *out, const struct npa_snapshot *snap);
 
+/*
+ * Every device's memory_stats() in Prometheus text format (stats[0..n-1]
+ * are devices 0..n-1): per stat, "# HELP" and "# TYPE" then one sample a
+ * device, pool and field, e.g.
+ *   npumemfs_allocated_bytes{device="0",pool="all",stat="current"} 1024
+ * Stat arrays and single stats are gauges (the accumulated fields can be
+ * reset); the num_* counters are counters named ..._total; max_split_size
+ * is a gauge. Keys are the flavor's, as report_stats_flat's.
+ */
+int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
+		      int device_count, const struct npa_flavor *fl);
+
 #endif /* NPUMEMFS_REPORT_H */

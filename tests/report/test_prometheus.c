@@ -1,0 +1,210 @@
+/*
+ * test_prometheus.c - memory_stats() of every device as Prometheus text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/report.h>
+
+#include "fixtures.h"
+
+#define NPU_KEYS 123
+#define CUDA_KEYS 122
+/* 9 arrays + 7 scalars (6 in cuda) + 2 singles, each with HELP and TYPE. */
+#define NPU_FAMILIES 18
+#define CUDA_FAMILIES 17
+
+static char *prom(const struct npa_stats *s, int ndev, const struct npa_flavor *fl,
+		  struct sbuf *b)
+{
+	sbuf_init(b);
+	assert_int_equal(report_prometheus(b, s, ndev, fl), 0);
+	return b->data;
+}
+
+static int count_prefix(const char *text, const char *prefix)
+{
+	int n = 0;
+	size_t len = strlen(prefix);
+
+	for (const char *line = text; *line; line = strchr(line, '\n') + 1)
+		n += strncmp(line, prefix, len) == 0;
+	return n;
+}
+
+static void has_line(const char *text, const char *line)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (!strstr(text, want))
+		fail_msg("missing line: %s", line);
+}
+
+static void one_mib_tensor_gives_exact_samples(void **state)
+{
+	struct npa_stats s = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	fixture_one_mib_tensor(&s);
+	const char *text = prom(&s, 1, &npa_flavor_cuda, &b);
+	has_line(text, "npumemfs_allocated_bytes{device=\"0\",pool=\"small_pool\",stat=\"current\"} 1048576");
+	has_line(text, "npumemfs_allocated_bytes{device=\"0\",pool=\"all\",stat=\"current\"} 1048576");
+	has_line(text, "npumemfs_reserved_bytes{device=\"0\",pool=\"small_pool\",stat=\"current\"} 2097152");
+	has_line(text, "npumemfs_reserved_bytes{device=\"0\",pool=\"large_pool\",stat=\"current\"} 0");
+	has_line(text, "npumemfs_inactive_split_bytes{device=\"0\",pool=\"all\",stat=\"current\"} 1048576");
+	has_line(text, "npumemfs_num_device_alloc_total{device=\"0\"} 1");
+	sbuf_release(&b);
+}
+
+static void families_have_one_help_and_type_before_samples(void **state)
+{
+	struct npa_stats s = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	const char *text = prom(&s, 1, &npa_flavor_npu, &b);
+	const char *head = "# HELP npumemfs_allocation memory_stats() "
+			   "allocation.POOL.STAT of each device\n"
+			   "# TYPE npumemfs_allocation gauge\n"
+			   "npumemfs_allocation{device=\"0\",pool=\"all\",stat=\"current\"} 0\n";
+
+	assert_int_equal(strncmp(text, head, strlen(head)), 0);
+	assert_int_equal(count_prefix(text, "# HELP "), NPU_FAMILIES);
+	assert_int_equal(count_prefix(text, "# TYPE "), NPU_FAMILIES);
+	assert_int_equal(count_prefix(text, "# TYPE npumemfs_allocated_bytes "), 1);
+	has_line(text, "# TYPE npumemfs_num_ooms_total counter");
+	has_line(text, "# TYPE npumemfs_max_split_size gauge");
+	has_line(text, "# TYPE npumemfs_oversize_segments gauge");
+	assert_int_equal(text[b.len - 1], '\n');
+	sbuf_release(&b);
+}
+
+static void cuda_has_no_oom_rejections(void **state)
+{
+	struct npa_stats s = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	const char *text = prom(&s, 1, &npa_flavor_cuda, &b);
+	assert_null(strstr(text, "num_oom_rejections"));
+	assert_int_equal(count_prefix(text, "# TYPE "), CUDA_FAMILIES);
+	assert_int_equal(count_prefix(text, "npumemfs_"), CUDA_KEYS);
+	sbuf_release(&b);
+}
+
+/*
+ * A sample back to its memory_stats() key: name{device="D",pool="P",stat="S"} V
+ * gives "name.P.S V" for device D; the _total suffix of counters is dropped.
+ */
+static int sample_to_flat(const char *line, int *device, char *key, size_t keylen)
+{
+	char name[64], pool[32] = "", stat[32] = "";
+	long long v;
+	int n = 0;
+
+	if (sscanf(line, "npumemfs_%63[a-z_]{device=\"%d\"%n", name, device, &n) != 2)
+		return -1;
+	line += n;
+	if (sscanf(line, ",pool=\"%31[a-z_]\"%n", pool, &n) == 1)
+		line += n;
+	if (sscanf(line, ",stat=\"%31[a-z]\"%n", stat, &n) == 1)
+		line += n;
+	if (sscanf(line, "} %lld", &v) != 1)
+		return -1;
+	size_t len = strlen(name);
+	if (len > 6 && strcmp(name + len - 6, "_total") == 0)
+		name[len - 6] = '\0';
+	snprintf(key, keylen, "%s%s%s%s%s %lld", name, pool[0] ? "." : "", pool,
+		 stat[0] ? "." : "", stat, v);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The samples of `device`, as sorted "key value" text. */
+static char *device_as_flat(const char *text, int device)
+{
+	char *lines[512], *joined = calloc(1, 65536);
+	size_t n = 0, len = 0;
+
+	assert_non_null(joined);
+	for (const char *line = text; *line; line = strchr(line, '\n') + 1) {
+		char key[128];
+		int dev;
+		if (line[0] == '#')
+			continue;
+		assert_int_equal(sample_to_flat(line, &dev, key, sizeof(key)), 0);
+		if (dev == device && n < 512)
+			lines[n++] = strdup(key);
+	}
+	qsort(lines, n, sizeof(lines[0]), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		len += (size_t)snprintf(joined + len, 65536 - len, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	return joined;
+}
+
+/* Each device's samples are exactly its stats/deviceN lines, once each. */
+static void every_stat_appears_once_per_device(void **state)
+{
+	struct npa_stats s[2] = { 0 };
+	struct sbuf b, flat0, flat1;
+
+	(void)state;
+	fixture_distinct(&s[0]);
+	fixture_one_mib_tensor(&s[1]);
+	const char *text = prom(s, 2, &npa_flavor_npu, &b);
+	assert_int_equal(count_prefix(text, "npumemfs_"), 2 * NPU_KEYS);
+	sbuf_init(&flat0);
+	sbuf_init(&flat1);
+	assert_int_equal(report_stats_flat(&flat0, &s[0], &npa_flavor_npu), 0);
+	assert_int_equal(report_stats_flat(&flat1, &s[1], &npa_flavor_npu), 0);
+	char *dev0 = device_as_flat(text, 0), *dev1 = device_as_flat(text, 1);
+	assert_string_equal(dev0, flat0.data);
+	assert_string_equal(dev1, flat1.data);
+	free(dev0);
+	free(dev1);
+	sbuf_release(&flat0);
+	sbuf_release(&flat1);
+	sbuf_release(&b);
+}
+
+/* All samples of a family form one group: device 1 follows device 0. */
+static void devices_of_a_family_are_one_group(void **state)
+{
+	struct npa_stats s[2] = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	const char *text = prom(s, 2, &npa_flavor_npu, &b);
+	const char *d0 = strstr(text, "npumemfs_num_ooms_total{device=\"0\"} 0\n");
+	assert_non_null(d0);
+	assert_ptr_equal(strchr(d0, '\n') + 1,
+			 strstr(text, "npumemfs_num_ooms_total{device=\"1\"} 0\n"));
+	sbuf_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_mib_tensor_gives_exact_samples),
+		cmocka_unit_test(families_have_one_help_and_type_before_samples),
+		cmocka_unit_test(cuda_has_no_oom_rejections),
+		cmocka_unit_test(every_stat_appears_once_per_device),
+		cmocka_unit_test(devices_of_a_family_are_one_group),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
