@@ -118,7 +118,8 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_switch;
 	}
-	rw_init(&d->replay, d->alloc, &d->log);
+	struct wl_target replay_target = wl_target_switch(d->sw);
+	rw_init(&d->replay, &replay_target, &d->log);
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
 		    (unsigned long long)cfg->capacity, cfg->path[0] ? ", config " : "",

@@ -24,7 +24,7 @@
 enum rw_state { RW_IDLE, RW_RUNNING, RW_DONE, RW_FAILED, RW_STOPPED };
 
 struct replay_worker {
-	struct npa *alloc;
+	struct wl_target target; /* the allocator switch, in the daemon */
 	struct dlog *log;
 
 	pthread_mutex_t start_lock; /* one rw_start/rw_stop at a time */
@@ -48,7 +48,12 @@ struct replay_worker {
 	char error[WL_ERRLEN];
 };
 
-void rw_init(struct replay_worker *rw, struct npa *alloc, struct dlog *log);
+/*
+ * Replays allocate through `target` (the daemon passes its allocator
+ * switch, so a plug-in current at an allocation makes that block).
+ */
+void rw_init(struct replay_worker *rw, const struct wl_target *target,
+	     struct dlog *log);
 /*
  * Load `path` and start replaying it. -EBUSY while a replay runs; the
  * trace's own errors (-ENOENT, -EINVAL "TRACE:LINE: reason") in err.
