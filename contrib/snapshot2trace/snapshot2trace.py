@@ -120,7 +120,7 @@ class Converter:
         return f"0x{addr:x}.{gen}"
 
     def alloc(self, tid, size, stream, device):
-        self.lines.append(f"alloc {tid} {size} stream={self.stream(stream)} "
+        self.lines.append(f"alloc {tid} {int(size)} stream={self.stream(stream)} "
                           f"device={device}")
 
 
