@@ -37,10 +37,16 @@ size_t npa_round_size(const struct npa_device *dev, size_t size)
 	return NPA_MIN_BLOCK_SIZE * ((size + NPA_MIN_BLOCK_SIZE - 1) / NPA_MIN_BLOCK_SIZE);
 }
 
+#define NPA_EXTRA_LARGE_BUFFER ((size_t)1 << 30) /* npu kExtraLargeBuffer */
+
 size_t npa_allocation_size(const struct npa_device *dev, size_t size)
 {
 	if (size <= NPA_SMALL_SIZE)
 		return NPA_SMALL_BUFFER;
+	/* npu page_size:1g puts large-pool segments on 1 GiB pages. */
+	if (dev->conf->page_size_1g)
+		return NPA_EXTRA_LARGE_BUFFER *
+		       ((size + NPA_EXTRA_LARGE_BUFFER - 1) / NPA_EXTRA_LARGE_BUFFER);
 	if (size < NPA_MIN_LARGE_ALLOC)
 		return dev->conf->large_segment_size;
 	return NPA_ROUND_LARGE * ((size + NPA_ROUND_LARGE - 1) / NPA_ROUND_LARGE);
