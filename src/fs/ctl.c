@@ -137,3 +137,30 @@ STORE(store_allocator)
 		dlog_printf(&d->log, "allocator: now %s", value);
 	return rc;
 }
+
+STORE(store_empty_virt_addr_cache)
+{
+	int device, rc = parse_target(d, value, &device, err, errlen);
+
+	(void)e;
+	if (rc)
+		return rc;
+	rc = npa_empty_virt_addr_cache(d->alloc, device, err, errlen);
+	if (rc)
+		return rc;
+	if (device < 0)
+		dlog_printf(&d->log, "empty_virt_addr_cache: all devices");
+	else
+		dlog_printf(&d->log, "empty_virt_addr_cache: device%d", device);
+	return 0;
+}
+
+/* Settings apply to the built-in allocator, even while a plug-in is current. */
+STORE(store_alloc_conf)
+{
+	(void)e;
+	int rc = npa_set_conf(d->alloc, value, NPA_ORIGIN_WRITE, err, errlen);
+	if (rc == 0)
+		dlog_printf(&d->log, "alloc_conf: set \"%s\"", value);
+	return rc;
+}

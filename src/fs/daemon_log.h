@@ -15,7 +15,7 @@
 #include <npumemfs/sbuf.h>
 
 #define DLOG_LINES 512
-#define DLOG_LINE_MAX 320
+#define DLOG_LINE_MAX 1280 /* room for a whole OOM report or alloc_conf refusal */
 
 struct dlog {
 	pthread_mutex_t lock;

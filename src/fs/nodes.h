@@ -27,6 +27,9 @@ SHOW(show_memory_fraction);
 SHOW(show_replay);
 SHOW(show_ctl);
 SHOW(show_allocator);
+SHOW(show_alloc_conf);
+SHOW(show_oom);
+SHOW(show_prometheus);
 /* allocators/NAME.deviceN (not a table row: the set of allocators changes). */
 int show_allocator_stats(struct nmfs *d, unsigned id, int device,
 			 struct sbuf *out);
@@ -37,5 +40,7 @@ STORE(store_reset_accumulated_stats);
 STORE(store_memory_fraction);
 STORE(store_replay);
 STORE(store_allocator);
+STORE(store_alloc_conf);
+STORE(store_empty_virt_addr_cache);
 
 #endif /* NPUMEMFS_NODES_H */

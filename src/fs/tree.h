@@ -45,7 +45,7 @@ struct node {
 	const char *usage; /* write syntax, for ctl files */
 };
 
-#define TREE_ERRLEN 512
+#define TREE_ERRLEN 1024 /* an alloc_conf refusal lists every valid key */
 
 struct entry {
 	char path[64];

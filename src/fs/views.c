@@ -152,3 +152,44 @@ int show_allocator_stats(struct nmfs *d, unsigned id, int device,
 
 	return rc ? rc : report_stats_flat(out, &s, d->flavor);
 }
+
+/* ctl/alloc_conf: the built-in allocator's settings, each with its origin. */
+SHOW(show_alloc_conf)
+{
+	char last[TREE_ERRLEN], text[4096];
+	struct npa_conf conf;
+
+	npa_get_conf(d->alloc, &conf);
+	int rc = npa_conf_format(&conf, d->flavor, text, sizeof(text));
+	if (rc < 0)
+		return rc;
+	sbuf_puts(out, text);
+	tree_get_error(&d->tree, e, last, sizeof(last));
+	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
+		    e->name, e->node->usage, last);
+	return out->error;
+}
+
+/* oom/deviceN: empty until the device's first OOM, so `test -s` tells. */
+SHOW(show_oom)
+{
+	char text[NPA_ERRLEN];
+	int rc = npa_last_oom(d->alloc, e->device, text, sizeof(text));
+
+	if (rc || !text[0])
+		return rc;
+	return sbuf_printf(out, "%s\n", text);
+}
+
+SHOW(show_prometheus)
+{
+	struct npa_stats s[NPUSIM_MAX_DEVICES];
+
+	(void)e;
+	for (int i = 0; i < d->device_count; i++) {
+		int rc = sw_get_stats(d->sw, i, &s[i]);
+		if (rc)
+			return rc;
+	}
+	return report_prometheus(out, s, d->device_count, d->flavor);
+}
