@@ -17,7 +17,7 @@
 #include "bench_traces.h"
 #include "bench_util.h"
 
-#define CAPACITY (64 * GiB)
+#define CAPACITY (32 * GiB)
 #define TARGET_RATIO 2.0
 #define PASS_BUDGET_NS 400000000ull
 #define MAX_PASSES 50

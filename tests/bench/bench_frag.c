@@ -24,7 +24,7 @@
 #include "bench_traces.h"
 #include "bench_util.h"
 
-#define AMPLE (64 * GiB)
+#define AMPLE (32 * GiB)
 #define PAGE (2 * MiB)
 
 struct setting {
@@ -159,7 +159,7 @@ static int row(const char *kind, const struct setting *s, const struct wl_trace 
 		printf("%14s %9.3f\n", bench_fmt_bytes(pages * PAGE, b2, sizeof(b2)),
 		       (double)(pages * PAGE) / (double)ample.peak_allocated);
 	else
-		printf("%14s %9s\n", "> 64 GiB", "-");
+		printf("%14s %9s\n", "> 32 GiB", "-");
 	return 0;
 }
 
@@ -169,7 +169,7 @@ int main(void)
 	char err[NPA_ERRLEN] = "";
 
 	printf("bench_frag: fragmentation per setting (npu flavor)\n");
-	printf("res/alloc = peak reserved / peak allocated on a 64 GiB device;\n"
+	printf("res/alloc = peak reserved / peak allocated on a 32 GiB device;\n"
 	       "min capacity = smallest device (2 MiB steps) that replays the trace with no OOM;\n"
 	       "cap/alloc = min capacity / peak allocated\n\n");
 	printf("%-9s %-31s %12s %14s %14s %9s\n", "trace", "setting", "res/alloc",

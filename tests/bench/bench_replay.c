@@ -16,7 +16,7 @@
 #include "bench_traces.h"
 #include "bench_util.h"
 
-#define CAPACITY (64 * GiB)
+#define CAPACITY (32 * GiB)
 #define TARGET_EVENTS_PER_S 10e6
 #define PASS_BUDGET_NS 500000000ull
 #define MAX_PASSES 100
