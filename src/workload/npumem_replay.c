@@ -3,10 +3,16 @@
  *
  *     npumem-replay [--config FILE] [--flavor npu|cuda] [--alloc-conf STR]
  *                   [--device-capacity SIZE] [--devices N]
- *                   [--format stats|json|summary|snapshot] [--check] TRACE
+ *                   [--format stats|json|summary|snapshot] [--check]
+ *                   [--plugin "PATH ALLOC_FN FREE_FN [HOOK=FN ...]" --plugin-dir DIR]
+ *                   TRACE
  *
  * The simulator, the allocator and the replay are the daemon's own, so a
- * trace gives here the numbers a mount would show. Exit status: 0 (OOMs
+ * trace gives here the numbers a mount would show. With --plugin the
+ * replay goes through the daemon's allocator switch with that plug-in
+ * current, loaded under the daemon's trust rules (only from a folder that
+ * --plugin-dir or the ini's plugin_dirs allows: loading runs its code), and
+ * the report is the plug-in wrapper's. Exit status: 0 (OOMs
  * included: they are results, not errors), 2 for a bad option, value,
  * configuration or trace line, 1 if the allocator or runtime failed.
  */
@@ -17,7 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <limits.h>
+
+#include <npumemfs/allocator_switch.h>
 #include <npumemfs/caching_allocator.h>
 #include <npumemfs/config.h>
 #include <npumemfs/npusim.h>
@@ -44,6 +54,8 @@ struct cli {
 	int devices;        /* 0: from the configuration, or enough for the trace */
 	enum format format;
 	bool check;
+	const char *plugin;      /* a plug-in spec, or NULL: the caching allocator */
+	char plugin_dirs[PATH_MAX]; /* --plugin-dir folders, made absolute */
 	const char *trace;
 };
 
@@ -52,6 +64,7 @@ struct run {
 	struct wl_trace *trace;
 	bool sim_up;
 	struct npa *alloc;
+	struct sw *sw;           /* only with --plugin */
 	struct wl_replay *replay;
 	char err[ERRLEN];
 };
@@ -68,6 +81,8 @@ static const char usage[] =
 	"  --devices N             number of devices (default: the ini's, or what the trace names)\n"
 	"  --format FORMAT         stats, json, summary (default) or snapshot\n"
 	"  --check                 check the allocator's invariants after every event (slow)\n"
+	"  --plugin SPEC           replay through a plug-in: \"PATH ALLOC_FN FREE_FN [HOOK=FN ...]\"\n"
+	"  --plugin-dir DIR        allow plug-ins under DIR (repeatable; or the ini's plugin_dirs)\n"
 	"  --help                  show this text\n"
 	"  --version               show the version\n";
 
@@ -109,6 +124,21 @@ static int parse_devices(const char *s, int *out)
 	return 0;
 }
 
+/* Append DIR, made absolute (the loader compares canonical paths). */
+static int add_plugin_dir(struct cli *cli, const char *dir)
+{
+	char abs[PATH_MAX];
+	size_t len = strlen(cli->plugin_dirs);
+
+	if (realpath(dir, abs) == NULL)
+		return usage_error("--plugin-dir %s: %s", dir, strerror(errno));
+	if (len + 1 + strlen(abs) + 1 > sizeof(cli->plugin_dirs))
+		return usage_error("--plugin-dir: too many folders");
+	snprintf(cli->plugin_dirs + len, sizeof(cli->plugin_dirs) - len, "%s%s",
+		 len ? "," : "", abs);
+	return 0;
+}
+
 /* One option: 0, DONE after --help or --version, or EXIT_USAGE. */
 static int parse_option(struct cli *cli, int c, const char *arg)
 {
@@ -135,6 +165,8 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 					   arg);
 		return 0;
 	case 'k': cli->check = true; return 0;
+	case 'p': cli->plugin = arg; return 0;
+	case 'P': return add_plugin_dir(cli, arg);
 	case 'h': fputs(usage, stdout); return DONE;
 	case 'V': printf("npumem-replay %s\n", PROJECT_VERSION); return DONE;
 	default: return EXIT_USAGE;
@@ -152,6 +184,8 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		{ "devices", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "plugin", required_argument, NULL, 'p' },
+		{ "plugin-dir", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -165,6 +199,10 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	}
 	if (optind != argc - 1)
 		return usage_error("expected one TRACE; see --help");
+	if (cli->plugin && cli->check)
+		return usage_error("--check checks the caching allocator, which --plugin bypasses");
+	if (cli->plugin_dirs[0] && !cli->plugin)
+		return usage_error("--plugin-dir without --plugin");
 	cli->trace = argv[optind];
 	return GO_ON;
 }
@@ -221,7 +259,36 @@ static int start_allocator(struct run *r, const struct cli *cli)
 		return usage_error("%s", r->err);
 	if ((rc = npa_create(&opt, &r->alloc)) != 0)
 		return usage_error("cannot create the allocator: %s", strerror(-rc));
-	if (wl_replay_new(r->alloc, r->trace, &r->replay, r->err, sizeof(r->err)) != 0) {
+	return 0;
+}
+
+/* The switch, with the plug-in current; the daemon's trust rules apply. */
+static int start_plugin(struct run *r, const struct cli *cli)
+{
+	struct sw_options opt = {
+		.caching = r->alloc,
+		.device_count = r->cfg.device_count,
+		.plugin_dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : r->cfg.plugin_dirs,
+		.owner = getuid(),
+	};
+	int rc;
+
+	if (!opt.plugin_dirs[0])
+		return usage_error("no folder allows plug-ins: give --plugin-dir DIR, "
+				   "or plugin_dirs in the --config ini");
+	if ((rc = sw_create(&opt, &r->sw)) != 0)
+		return usage_error("cannot create the allocator switch: %s", strerror(-rc));
+	if (sw_set_plugin(r->sw, cli->plugin, r->err, sizeof(r->err)) != 0)
+		return usage_error("%s", r->err);
+	return 0;
+}
+
+static int start_replay(struct run *r, const struct cli *cli)
+{
+	struct wl_target target = r->sw ? wl_target_switch(r->sw) : wl_target_npa(r->alloc);
+
+	if (wl_replay_new_target(&target, r->trace, &r->replay, r->err,
+				 sizeof(r->err)) != 0) {
 		fprintf(stderr, "%s\n", r->err);
 		return EXIT_USAGE;
 	}
@@ -263,13 +330,15 @@ static int format_report(struct run *r, enum format format, struct sbuf *out)
 	int rc;
 
 	if (format == FORMAT_SNAPSHOT) {
-		if ((rc = npa_snapshot(r->alloc, 0, &snap)) != 0)
+		rc = r->sw ? sw_snapshot(r->sw, 0, &snap) : npa_snapshot(r->alloc, 0, &snap);
+		if (rc)
 			return rc;
 		rc = report_snapshot_json(out, &snap);
 		npa_snapshot_release(&snap);
 		return rc;
 	}
-	if ((rc = npa_get_stats(r->alloc, 0, &st)) != 0)
+	rc = r->sw ? sw_get_stats(r->sw, 0, &st) : npa_get_stats(r->alloc, 0, &st);
+	if (rc)
 		return rc;
 	if (format == FORMAT_STATS)
 		return report_stats_flat(out, &st, fl);
@@ -301,6 +370,8 @@ static void teardown(struct run *r)
 		wl_replay_release_all(r->replay);
 		wl_replay_free(r->replay);
 	}
+	/* Unloads the plug-in, which gets back anything it still holds. */
+	sw_destroy(r->sw);
 	if (r->alloc)
 		npa_destroy(r->alloc, NULL);
 	if (r->sim_up)
@@ -325,6 +396,10 @@ int main(int argc, char **argv)
 		status = start_simulator(&r);
 	if (status == 0)
 		status = start_allocator(&r, &cli);
+	if (status == 0 && cli.plugin)
+		status = start_plugin(&r, &cli);
+	if (status == 0)
+		status = start_replay(&r, &cli);
 	if (status == 0)
 		status = replay(&r);
 	if (status == 0)

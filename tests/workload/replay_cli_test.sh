@@ -1,9 +1,11 @@
 #!/bin/sh
-# replay_cli_test.sh CASE REPLAY GENTRACE SRCDIR - npumem-replay and
-# npumem-gentrace used from the shell, one behaviour per CASE.
+# replay_cli_test.sh CASE REPLAY GENTRACE SRCDIR [PLUGIN_DIR] - npumem-replay
+# and npumem-gentrace used from the shell, one behaviour per CASE.
+# PLUGIN_DIR is the folder the contrib plug-ins are built in (plugin_* cases).
 set -u
 
-case_name=$1 replay=$2 gentrace=$3 srcdir=$4
+case_name=$1 replay=$2 gentrace=$3 srcdir=$4 plugin_dir=${5:-}
+arena="$plugin_dir/arena.so arena_alloc arena_free init=arena_init reset=arena_reset"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -137,6 +139,61 @@ gentrace)
 	"$gentrace" inference >out 2>err || status=$?
 	expect_status 2
 	expect_err "npumem-gentrace: unknown kind 'inference' (training, churn or random)"
+	;;
+plugin_arena_stats)
+	# Device 0 keeps a (1 MiB); b (3000 B) is freed; c is on device 1.
+	printf 'alloc a 1MiB\nalloc b 3000 stream=1\nalloc c 2MiB device=1\nfree b\n' >t.trace
+	run --plugin "$arena" --plugin-dir "$plugin_dir" --format stats t.trace
+	expect_status 0
+	grep -qx 'allocation.all.allocated 2' out || fail "device 0 did not count 2 allocations"
+	grep -qx 'allocation.all.current 1' out || fail "device 0 does not hold 1 allocation"
+	grep -qx 'allocated_bytes.all.current 1048576' out || fail "allocated is not 1 MiB"
+	# The plug-in keeps no cache: one segment of exactly each live block.
+	grep -qx 'reserved_bytes.all.current 1048576' out || fail "reserved is not 1 MiB"
+	grep -q '^npumem-replay: 4 events in .*, 0 OOMs$' err || fail "no one-line summary"
+	;;
+plugin_from_ini)
+	printf '[allocator]\nplugin_dirs = %s\n' "$plugin_dir" >c.ini
+	printf 'alloc a 1MiB\n' >t.trace
+	run --config c.ini --plugin "$arena" --format stats t.trace
+	expect_status 0
+	grep -qx 'reserved_bytes.all.current 1048576' out ||
+		fail "reserved is not the plug-in's 1 MiB (the caching allocator would reserve 2 MiB)"
+	;;
+plugin_needs_an_allowed_folder)
+	printf 'alloc a 1MiB\n' >t.trace
+	run --plugin "$arena" t.trace
+	expect_status 2
+	expect_err "npumem-replay: no folder allows plug-ins: give --plugin-dir DIR, or plugin_dirs in the --config ini"
+	;;
+plugin_refused_path)
+	printf 'alloc a 1MiB\n' >t.trace
+	mkdir elsewhere
+	run --plugin "$arena" --plugin-dir elsewhere t.trace
+	expect_status 2
+	expect_err "npumem-replay: $plugin_dir/arena.so is not in a folder allowed for plug-ins ([allocator] plugin_dirs = $PWD/elsewhere)"
+	[ ! -s out ] || fail "a refused plug-in printed a report"
+	;;
+plugin_world_writable_folder)
+	# Anyone could swap the object under us: the daemon's rule refuses it.
+	mkdir open && cp "$plugin_dir/arena.so" open/ && chmod 0777 open
+	printf 'alloc a 1MiB\n' >t.trace
+	run --plugin "$PWD/open/arena.so arena_alloc arena_free" --plugin-dir open t.trace
+	expect_status 2
+	expect_err "npumem-replay: folder $PWD/open is group- or world-writable (mode 0777)"
+	;;
+plugin_bad_spec)
+	printf 'alloc a 1MiB\n' >t.trace
+	run --plugin "arena.so arena_alloc arena_free" --plugin-dir "$plugin_dir" t.trace
+	expect_status 2
+	expect_err "npumem-replay: plug-in path must be absolute: 'arena.so'"
+	run --plugin "$plugin_dir/arena.so arena_alloc" --plugin-dir "$plugin_dir" t.trace
+	expect_status 2
+	expect_err "npumem-replay: missing FREE_FN after 'arena_alloc'"
+	run --plugin "$plugin_dir/arena.so arena_alloc arena_free" --check \
+		--plugin-dir "$plugin_dir" t.trace
+	expect_status 2
+	expect_err "npumem-replay: --check checks the caching allocator, which --plugin bypasses"
 	;;
 *)
 	echo "unknown case $case_name" >&2
