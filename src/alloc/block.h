@@ -40,6 +40,7 @@ struct npa_block {
 	uint64_t gc_base;         /* pool->gc_calls when it entered the pool */
 	bool allocated;
 	bool mapped;              /* backed by memory (false only in expandable segments) */
+	bool expandable;          /* seg->kind == NPA_SEGMENT_EXPANDABLE, kept here for the hot path */
 };
 
 RB_HEAD(npa_block_tree, npa_block);
@@ -96,7 +97,7 @@ RB_PROTOTYPE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
 
 static inline bool npa_block_is_expandable(const struct npa_block *b)
 {
-	return b->seg->kind == NPA_SEGMENT_EXPANDABLE;
+	return b->expandable;
 }
 
 static inline bool npa_block_is_split(const struct npa_block *b)

@@ -100,6 +100,7 @@ struct npa_block *npa_block_get(struct npa_block_cache *c)
 		b->gc_base = 0;
 		b->allocated = false;
 		b->mapped = true;
+		b->expandable = false;
 	}
 	return b;
 }

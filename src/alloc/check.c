@@ -75,7 +75,8 @@ static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 	if (b->ptr != expect_ptr)
 		return fail(err, errlen, "block %p of segment %p does not follow its neighbour",
 			    (void *)b->ptr, (void *)seg->ptr);
-	if (b->seg != seg || b->pool != seg->pool || b->stream != seg->stream)
+	if (b->seg != seg || b->pool != seg->pool || b->stream != seg->stream ||
+	    b->expandable != (seg->kind == NPA_SEGMENT_EXPANDABLE))
 		return fail(err, errlen, "block %p disagrees with its segment", (void *)b->ptr);
 	if (b->next != NULL && b->next->prev != b)
 		return fail(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);

@@ -46,9 +46,11 @@ static size_t expandable_size(const struct npa_block *b)
 /*
  * Expandable mode picks, among this stream's consecutive expandable
  * candidates, the one that can grow least; with the mode off they are
- * passed over (they stay until freed, as upstream keeps them).
+ * passed over (they stay until freed, as upstream keeps them). Kept out
+ * of line: a cached hit on device segments never comes here.
  */
-static struct npa_block *expandable_candidate(struct npa_device *dev, struct npa_block *b)
+static __attribute__((noinline)) struct npa_block *
+expandable_candidate(struct npa_device *dev, struct npa_block *b)
 {
 	struct npa_block *next = RB_NEXT(npa_block_tree, NULL, b);
 
@@ -66,7 +68,7 @@ static struct npa_block *expandable_candidate(struct npa_device *dev, struct npa
 }
 
 /* Best fit in the request's own stream, within the oversize rules. */
-static bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
+static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
 {
 	size_t max_split = dev->conf->max_split_size;
 
@@ -109,6 +111,7 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_block *b
 	front->stream = b->stream;
 	front->pool = b->pool;
 	front->seg = b->seg;
+	front->expandable = b->expandable;
 	front->prev = b->prev;
 	front->next = b;
 	if (front->prev != NULL)
@@ -201,13 +204,14 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
  * base_addr_aligned boundary; the bytes before it stay free in the pool.
  * Only expandable blocks are cut, so inactive_split needs no change.
  */
-static int align_base(struct npa_device *dev, struct npa_alloc_params *p)
+static __attribute__((noinline)) int align_base(struct npa_device *dev,
+						 struct npa_alloc_params *p)
 {
 	struct npa_block *b = p->block;
 	size_t align = dev->conf->base_addr_aligned;
 	size_t mis = align != 0 ? (uintptr_t)b->ptr % align : 0;
 
-	if (p->size < NPA_ROUND_LARGE || !dev->conf->expandable_segments || mis == 0 ||
+	if (p->size < NPA_ROUND_LARGE || mis == 0 ||
 	    !npa_block_is_expandable(b) || align - mis + p->size > b->size)
 		return 0;
 	struct npa_block *front = npa_block_get(&dev->cache);
@@ -218,6 +222,7 @@ static int align_base(struct npa_device *dev, struct npa_alloc_params *p)
 	front->stream = b->stream;
 	front->pool = b->pool;
 	front->seg = b->seg;
+	front->expandable = b->expandable;
 	front->prev = b->prev;
 	front->next = b;
 	if (front->prev != NULL)
@@ -260,7 +265,7 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 		if (rc == 0)
 			return out_of_memory(dev, &p, err, errlen);
 	}
-	if (align_base(dev, &p) < 0) {
+	if (dev->conf->expandable_segments && align_base(dev, &p) < 0) {
 		npa_pool_insert(p.pool, p.block);
 		return -ENOMEM;
 	}
@@ -268,7 +273,8 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 }
 
 /* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
-size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
+static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
+			       struct npa_block *src)
 {
 	if (src == NULL || src->allocated || src->event_count > 0 || src->nuses > 0 ||
 	    dst->mapped != src->mapped)
@@ -295,6 +301,11 @@ size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_b
 	return taken;
 }
 
+size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
+{
+	return try_merge(dev, dst, src);
+}
+
 /* Back into the pool, merged with free neighbours. */
 void npa_free_block(struct npa_device *dev, struct npa_block *b)
 {
@@ -303,7 +314,7 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 	struct npa_block *candidates[2] = { b->prev, b->next };
 
 	for (int i = 0; i < 2; i++) {
-		size_t taken = npa_try_merge(dev, b, candidates[i]);
+		size_t taken = try_merge(dev, b, candidates[i]);
 		if (taken > 0) {
 			split_blocks -= 1;
 			split_bytes -= (int64_t)taken;

@@ -53,6 +53,7 @@ static struct npa_block *new_expandable_segment(struct npa_device *dev, aclrtStr
 	b->pool = pool;
 	b->seg = seg;
 	b->mapped = false;
+	b->expandable = true;
 	RB_INSERT(npa_segment_tree, &dev->segments, seg);
 	RB_INSERT(npa_unmapped_tree, &pool->unmapped, b);
 	return b;
@@ -109,6 +110,7 @@ static bool map_block(struct npa_device *dev, struct npa_block *b, size_t size)
 		rest->pool = pool;
 		rest->seg = b->seg;
 		rest->mapped = false;
+		rest->expandable = true;
 		rest->prev = b;
 		rest->next = b->next;
 		if (rest->next != NULL)
@@ -164,6 +166,7 @@ static struct npa_block *free_piece(struct npa_device *dev, struct npa_block *li
 	f->stream = like->stream;
 	f->pool = like->pool;
 	f->seg = like->seg;
+	f->expandable = true;
 	return f;
 }
 
