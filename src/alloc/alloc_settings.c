@@ -4,8 +4,9 @@
  *
  * The string is parsed over a copy with every device locked, so no
  * allocation sees half a change. Options that shape segments already made
- * (their size, kind or alignment) may only change while no device holds a
- * segment; the others apply from the next request on.
+ * (their size, page or alignment) may only change while no device holds a
+ * segment, multi_stream_lazy_reclaim never; the others (expandable_segments
+ * included: blocks already expandable stay so) apply from the next request.
  */
 #include <errno.h>
 #include <stdio.h>
