@@ -151,8 +151,10 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 /* The same over any target (copied; its ctx must outlive the replay). */
 int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
 			 struct wl_replay **out, char *err, size_t errlen);
-/* Check the target (npa_check) on every device the trace uses after each
- * event (slow); nothing for a target without check. */
+/*
+ * Check the target (npa_check) on every device the trace uses after each
+ * event (slow); a target without check (the switch) is not checked.
+ */
 void wl_replay_set_check(struct wl_replay *r, bool check);
 /*
  * Run events [from, to) of the trace (to is clamped to the trace's end).
