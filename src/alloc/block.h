@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include <bsd/sys/tree.h>
-#include <uthash.h>
 
 #include <acl/acl_rt.h>
 
@@ -24,7 +23,6 @@ struct npa_pool;
 
 struct npa_block {
 	RB_ENTRY(npa_block) node; /* in pool->blocks while free */
-	UT_hash_handle hh;        /* in the pointer map while allocated */
 	char *ptr;
 	size_t size;
 	size_t requested_size;    /* last request served, kept when freed */
@@ -33,6 +31,7 @@ struct npa_block {
 	struct npa_segment *seg;
 	struct npa_block *prev;   /* neighbours inside the segment */
 	struct npa_block *next;
+	struct npa_block *link;    /* a scratch list while the cache is released */
 	aclrtStream *uses;        /* streams from record_stream */
 	unsigned nuses;
 	unsigned uses_cap;

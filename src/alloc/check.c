@@ -207,10 +207,9 @@ int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 	if (unmapped != t.unmapped_blocks)
 		return fail(err, errlen, "unmapped sets hold %zu blocks, segments have %zu",
 			    unmapped, t.unmapped_blocks);
-	/* The map also holds its anchor. */
-	if (HASH_COUNT(dev->allocated) != 1 + (unsigned)t.st.allocation[NPA_STAT_ALL].current)
-		return fail(err, errlen, "pointer map holds %u blocks, %" PRId64 " allocated",
-			    HASH_COUNT(dev->allocated) - 1, t.st.allocation[NPA_STAT_ALL].current);
+	if (dev->allocated.count != (size_t)t.st.allocation[NPA_STAT_ALL].current)
+		return fail(err, errlen, "pointer map holds %zu blocks, %" PRId64 " allocated",
+			    dev->allocated.count, t.st.allocation[NPA_STAT_ALL].current);
 	if (t.pending_events != dev->events.pending)
 		return fail(err, errlen, "%zu events queued, blocks wait for %zu",
 			    dev->events.pending, t.pending_events);

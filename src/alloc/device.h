@@ -14,6 +14,7 @@
 #include <npumemfs/caching_allocator.h>
 
 #include "block.h"
+#include "ptr_map.h"
 #include "stream_events.h"
 
 #define NPA_MIN_BLOCK_SIZE ((size_t)512)        /* kMinBlockSize */
@@ -31,10 +32,7 @@ struct npa_device {
 	struct npa_pool small;
 	struct npa_pool large;
 	struct npa_segment_tree segments;
-	struct npa_block *allocated;   /* pointer map (uthash) */
-	/* Keyed at NULL, never a block: keeps the map's table alive, which
-	 * uthash would otherwise free and re-allocate whenever it empties. */
-	struct npa_block map_anchor;
+	struct npa_ptr_map allocated;  /* allocated blocks by address */
 	struct npa_block_cache cache;
 	struct npa_event_queues events;
 	size_t total_allocated_memory; /* device bytes held */
@@ -83,6 +81,25 @@ static inline void npa_stat_update(struct npa_stat *arr, const struct npa_pool *
 	npa_stat_single_update(&arr[NPA_STAT_ALL], amount);
 	npa_stat_single_update(&arr[pool->is_small ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL],
 			       amount);
+}
+
+/* The stat array slot of a pool: small_pool or large_pool. */
+static inline int npa_pool_stat_type(const struct npa_pool *pool)
+{
+	return NPA_STAT_LARGE_POOL - (int)pool->is_small;
+}
+
+/* A change of known sign for "all" and one pool: no sign tests on the hot path. */
+static inline void npa_stat_add(struct npa_stat *arr, int type, int64_t n)
+{
+	npa_stat_increase(&arr[NPA_STAT_ALL], n);
+	npa_stat_increase(&arr[type], n);
+}
+
+static inline void npa_stat_sub(struct npa_stat *arr, int type, int64_t n)
+{
+	npa_stat_decrease(&arr[NPA_STAT_ALL], n);
+	npa_stat_decrease(&arr[type], n);
 }
 
 /* device_stats.c */

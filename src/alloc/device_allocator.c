@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "device.h"
-#include "ptr_map.h"
 
 int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,
 		    const struct npa_conf *conf)
@@ -24,7 +23,8 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	npa_pool_init(&dev->large, false);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
-	npa_ptr_map_add(&dev->allocated, &dev->map_anchor);
+	if (npa_ptr_map_init(&dev->allocated) < 0)
+		return -ENOMEM;
 	dev->stats.max_split_size =
 		conf->max_split_size == SIZE_MAX ? -1 : (int64_t)conf->max_split_size;
 	if (conf->per_process_memory_fraction < 1.0)
@@ -34,7 +34,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 
 struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr)
 {
-	return ptr != NULL ? npa_ptr_map_find(dev->allocated, ptr) : NULL;
+	return npa_ptr_map_find(&dev->allocated, ptr);
 }
 
 /* Growth room of a free expandable block: itself and the unmapped block after it. */
@@ -135,6 +135,8 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	 * upstream leaves them out of inactive_split. */
 	const bool counts_split = !npa_block_is_expandable(b);
 
+	const int t = npa_pool_stat_type(b->pool);
+
 	if (should_split(dev, b, p->size)) {
 		struct npa_block *rest = b;
 
@@ -144,25 +146,25 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			return -ENOMEM;
 		}
 		if (already_split && counts_split) {
-			npa_stat_update(st->inactive_split_bytes, b->pool, -(int64_t)b->size);
+			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
 		} else if (counts_split) {
-			npa_stat_update(st->inactive_split_bytes, b->pool, (int64_t)rest->size);
-			npa_stat_update(st->inactive_split, b->pool, 1);
+			npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest->size);
+			npa_stat_add(st->inactive_split, t, 1);
 		}
 	} else if (already_split && counts_split) {
-		npa_stat_update(st->inactive_split_bytes, b->pool, -(int64_t)b->size);
-		npa_stat_update(st->inactive_split, b->pool, -1);
+		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
+		npa_stat_sub(st->inactive_split, t, 1);
 	}
 	b->allocated = true;
 	b->requested_size = orig_size;
-	npa_ptr_map_add(&dev->allocated, b);
-	npa_stat_update(st->allocation, b->pool, 1);
-	npa_stat_update(st->allocated_bytes, b->pool, (int64_t)b->size);
-	npa_stat_update(st->active, b->pool, 1);
-	npa_stat_update(st->active_bytes, b->pool, (int64_t)b->size);
-	npa_stat_update(st->requested_bytes, b->pool, (int64_t)orig_size);
+	npa_ptr_map_add(&dev->allocated, b->ptr, b);
+	npa_stat_add(st->allocation, t, 1);
+	npa_stat_add(st->allocated_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->active, t, 1);
+	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
 	if (b->size >= dev->conf->max_split_size)
-		npa_stat_single_update(&st->oversize_allocations, 1);
+		npa_stat_increase(&st->oversize_allocations, 1);
 	*ptr = b->ptr;
 	return 0;
 }
@@ -244,6 +246,11 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 {
 	bool lazy = dev->conf->multi_stream_lazy_reclaim;
 
+	if (npa_ptr_map_reserve(&dev->allocated) < 0) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
+		return -ENOMEM;
+	}
 	if (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS)
 		npa_process_events(dev);
 	size_t size = npa_round_size(dev, orig_size);
@@ -325,23 +332,28 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;
 	}
+	const int t = npa_pool_stat_type(b->pool);
+	struct npa_stats *st = &dev->stats;
+
 	if (!npa_block_is_expandable(b)) {
-		npa_stat_update(dev->stats.inactive_split, b->pool, split_blocks);
-		npa_stat_update(dev->stats.inactive_split_bytes, b->pool, split_bytes);
+		npa_stat_update(st->inactive_split, b->pool, split_blocks);
+		npa_stat_update(st->inactive_split_bytes, b->pool, split_bytes);
 	}
-	npa_stat_update(dev->stats.active, b->pool, -1);
-	npa_stat_update(dev->stats.active_bytes, b->pool, -(int64_t)orig_size);
-	npa_stat_update(dev->stats.requested_bytes, b->pool, -(int64_t)b->requested_size);
+	npa_stat_sub(st->active, t, 1);
+	npa_stat_sub(st->active_bytes, t, (int64_t)orig_size);
+	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
 void npa_device_free(struct npa_device *dev, struct npa_block *b)
 {
 	b->allocated = false;
-	npa_ptr_map_del(&dev->allocated, b);
-	npa_stat_update(dev->stats.allocation, b->pool, -1);
-	npa_stat_update(dev->stats.allocated_bytes, b->pool, -(int64_t)b->size);
+	npa_ptr_map_del(&dev->allocated, b->ptr);
+	const int t = npa_pool_stat_type(b->pool);
+
+	npa_stat_sub(dev->stats.allocation, t, 1);
+	npa_stat_sub(dev->stats.allocated_bytes, t, (int64_t)b->size);
 	if (b->size >= dev->conf->max_split_size)
-		npa_stat_single_update(&dev->stats.oversize_allocations, -1);
+		npa_stat_decrease(&dev->stats.oversize_allocations, 1);
 	if (b->nuses > 0)
 		npa_insert_events(dev, b);
 	else
@@ -373,7 +385,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	int32_t saved;
 
 	npa_synchronize_and_free_events(dev);
-	HASH_CLEAR(hh, dev->allocated);
+	npa_ptr_map_fini(&dev->allocated);
 	int entered = npa_device_enter(dev->id, &saved);
 	for (seg = RB_MIN(npa_segment_tree, &dev->segments); seg != NULL; seg = next) {
 		next = RB_NEXT(npa_segment_tree, &dev->segments, seg);

@@ -201,15 +201,14 @@ static void release_blocks(struct npa_device *dev, struct npa_pool *pool, bool k
 	for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
 		next = RB_NEXT(npa_block_tree, &pool->blocks, b);
 		if (npa_block_is_expandable(b)) {
-			/* hh is free while a block is out of the pointer map. */
-			b->hh.next = to_unmap;
+			b->link = to_unmap;
 			to_unmap = b;
 		} else if (!npa_block_is_split(b)) {
 			npa_release_block(dev, b);
 		}
 	}
 	for (b = to_unmap; b != NULL; b = next) {
-		next = b->hh.next;
+		next = b->link;
 		npa_unmap_block(dev, b, keep_handles);
 		npa_release_expandable_segment(dev, b);
 	}
