@@ -101,6 +101,8 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 	d->started = time(NULL);
 	d->uid = getuid();
 	d->gid = getgid();
+	LIST_INIT(&d->open_files);
+	pthread_mutex_init(&d->open_files_lock, NULL);
 	dlog_init(&d->log, true);
 	rc = start_sim(cfg, err, errlen);
 	if (rc)
@@ -135,6 +137,7 @@ out_sim:
 	npusim_shutdown();
 out_log:
 	dlog_destroy(&d->log);
+	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
 }
 
@@ -183,5 +186,6 @@ int nmfs_close(struct nmfs *d)
 	npusim_shutdown();
 	tree_release(&d->tree);
 	dlog_destroy(&d->log);
+	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
 }

@@ -8,7 +8,9 @@
 #ifndef NPUMEMFS_DAEMON_H
 #define NPUMEMFS_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <sys/queue.h>
 #include <time.h>
 
 #include <npumemfs/allocator_switch.h>
@@ -23,6 +25,9 @@
 
 #define NMFS_ERRLEN 1024
 
+struct fh;
+LIST_HEAD(fh_list, fh);
+
 struct nmfs {
 	struct nmfs_config cfg;
 	struct npa *alloc;       /* the built-in allocator (replays use it) */
@@ -36,6 +41,10 @@ struct nmfs {
 	time_t started;
 	uid_t uid;
 	gid_t gid;
+	/* Handles the kernel has not released yet: a process that exits just
+	 * before an unmount leaves its RELEASE unsent, so they are freed here. */
+	struct fh_list open_files;
+	pthread_mutex_t open_files_lock;
 };
 
 /*

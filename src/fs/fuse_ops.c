@@ -31,6 +31,7 @@ struct fh {
 	pthread_mutex_t lock;   /* two threads may read one handle */
 	struct sbuf out;
 	bool fresh;             /* rendered by open, not yet read */
+	LIST_ENTRY(fh) link;    /* in nmfs.open_files */
 };
 
 static struct nmfs *daemon_ctx(void)
@@ -220,12 +221,15 @@ static int render(struct nmfs *d, struct fh *fh)
 	return rc ? rc : fh->out.error;
 }
 
-static struct fh *fh_new(const struct target *t)
+static struct fh *fh_new(struct nmfs *d, const struct target *t)
 {
 	struct fh *fh = calloc(1, sizeof(*fh));
 
 	if (!fh)
 		return NULL;
+	pthread_mutex_lock(&d->open_files_lock);
+	LIST_INSERT_HEAD(&d->open_files, fh, link);
+	pthread_mutex_unlock(&d->open_files_lock);
 	fh->t = *t;
 	if (t->tensor) {
 		snprintf(fh->tensor, sizeof(fh->tensor), "%s", t->tensor);
@@ -236,8 +240,11 @@ static struct fh *fh_new(const struct target *t)
 	return fh;
 }
 
-static void fh_free(struct fh *fh)
+static void fh_free(struct nmfs *d, struct fh *fh)
 {
+	pthread_mutex_lock(&d->open_files_lock);
+	LIST_REMOVE(fh, link);
+	pthread_mutex_unlock(&d->open_files_lock);
 	sbuf_release(&fh->out);
 	pthread_mutex_destroy(&fh->lock);
 	free(fh);
@@ -277,12 +284,12 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		return rc;
 	if (is_dir(&t))
 		return -EISDIR;
-	struct fh *fh = fh_new(&t);
+	struct fh *fh = fh_new(d, &t);
 	if (!fh)
 		return -ENOMEM;
 	rc = t.tensor ? open_tensor(d, fh, fi->flags) : open_node(d, fh, fi->flags);
 	if (rc) {
-		fh_free(fh);
+		fh_free(d, fh);
 		return rc;
 	}
 	fi->fh = (uintptr_t)fh;
@@ -302,7 +309,7 @@ static int nmfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	rc = ts_create(store_of(d, &t), t.tensor);
 	if (rc)
 		return rc;
-	struct fh *fh = fh_new(&t);
+	struct fh *fh = fh_new(d, &t);
 	if (!fh) {
 		ts_unlink(store_of(d, &t), t.tensor);
 		return -ENOMEM;
@@ -447,8 +454,14 @@ static int nmfs_unlink(const char *path)
 static int nmfs_release(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
-	fh_free(fh_of(fi));
+	fh_free(daemon_ctx(), fh_of(fi));
 	return 0;
+}
+
+void nmfs_release_open_files(struct nmfs *d)
+{
+	while (!LIST_EMPTY(&d->open_files))
+		fh_free(d, LIST_FIRST(&d->open_files));
 }
 
 /* touch on a tensor is harmless; everything else keeps its times. */

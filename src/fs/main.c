@@ -166,6 +166,7 @@ out_unmount:
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);
+	nmfs_release_open_files(d);
 	return rc;
 }
 
