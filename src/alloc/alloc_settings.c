@@ -16,13 +16,13 @@
 static void lock_all(struct npa *a)
 {
 	for (int i = 0; i < a->ndev; i++)
-		pthread_mutex_lock(&a->dev[i].lock);
+		npa_lock_acquire(&a->dev[i].lock);
 }
 
 static void unlock_all(struct npa *a)
 {
 	for (int i = a->ndev - 1; i >= 0; i--)
-		pthread_mutex_unlock(&a->dev[i].lock);
+		npa_lock_release(&a->dev[i].lock);
 }
 
 void npa_get_conf(struct npa *a, struct npa_conf *out)

@@ -95,9 +95,9 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 			: "NPU out of memory. Tried to allocate more than 1EB memory.");
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return rc;
 }
 
@@ -107,11 +107,11 @@ static struct npa_device *lock_owner(struct npa *a, const void *ptr, struct npa_
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
 
-		pthread_mutex_lock(&dev->lock);
+		npa_lock_acquire(&dev->lock);
 		*out = npa_device_find(dev, ptr);
 		if (*out != NULL)
 			return dev;
-		pthread_mutex_unlock(&dev->lock);
+		npa_lock_release(&dev->lock);
 	}
 	return NULL;
 }
@@ -130,7 +130,7 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	npa_device_free(dev, b);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return 0;
 }
 
@@ -142,7 +142,7 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 	if (dev == NULL)
 		return -EINVAL;
 	int rc = npa_record_stream_use(dev, b, stream);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return rc;
 }
 
@@ -154,7 +154,7 @@ size_t npa_block_size(struct npa *a, const void *ptr)
 	if (dev == NULL)
 		return 0;
 	size_t size = b->size;
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return size;
 }
 
@@ -167,9 +167,9 @@ static int for_devices(struct npa *a, int device, void (*fn)(struct npa_device *
 	if (device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last; i++) {
-		pthread_mutex_lock(&a->dev[i].lock);
+		npa_lock_acquire(&a->dev[i].lock);
 		fn(&a->dev[i]);
-		pthread_mutex_unlock(&a->dev[i].lock);
+		npa_lock_release(&a->dev[i].lock);
 	}
 	return 0;
 }
@@ -218,10 +218,10 @@ int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
 
 	if (dev == NULL)
 		return -ENODEV;
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	if (len > 0)
 		snprintf(buf, len, "%s", dev->last_oom);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return 0;
 }
 
@@ -248,9 +248,9 @@ int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *er
 				 fraction);
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	int rc = npa_device_set_fraction(dev, fraction);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return rc;
 }
 
@@ -262,10 +262,10 @@ double npa_get_memory_fraction(struct npa *a, int device)
 
 	if (dev == NULL)
 		return 1.0;
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	if (dev->set_fraction && npa_device_mem_info(device, &free, &total) == 0 && total > 0)
 		f = (double)dev->allowed_memory_maximum / (double)total;
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return f;
 }
 
@@ -275,9 +275,9 @@ int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
 
 	if (dev == NULL)
 		return -ENODEV;
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	*out = dev->stats;
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return 0;
 }
 
@@ -290,9 +290,9 @@ int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
 	if (device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last; i++) {
-		pthread_mutex_lock(&a->dev[i].lock);
+		npa_lock_acquire(&a->dev[i].lock);
 		int rc = npa_device_snapshot(&a->dev[i], out);
-		pthread_mutex_unlock(&a->dev[i].lock);
+		npa_lock_release(&a->dev[i].lock);
 		if (rc < 0) {
 			npa_snapshot_release(out);
 			return rc;
@@ -307,8 +307,8 @@ int npa_check(struct npa *a, int device, char *err, size_t errlen)
 
 	if (dev == NULL)
 		return -ENODEV;
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	int rc = npa_device_check(dev, err, errlen);
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return rc;
 }

@@ -7,13 +7,13 @@
 #ifndef NPA_DEVICE_H
 #define NPA_DEVICE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <npumemfs/caching_allocator.h>
 
 #include "block.h"
+#include "lock.h"
 #include "ptr_map.h"
 #include "stream_events.h"
 
@@ -24,7 +24,7 @@
 #define NPA_ROUND_LARGE ((size_t)2 << 20)       /* kRoundLarge */
 
 struct npa_device {
-	pthread_mutex_t lock;
+	struct npa_lock lock;
 	int id;
 	const struct npa_flavor *flavor;
 	const struct npa_conf *conf;   /* shared; changed only with every device locked */

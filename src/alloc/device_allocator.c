@@ -14,8 +14,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 		    const struct npa_conf *conf)
 {
 	memset(dev, 0, sizeof(*dev));
-	if (pthread_mutex_init(&dev->lock, NULL) != 0)
-		return -ENOMEM;
+	dev->lock = NPA_LOCK_INIT;
 	dev->id = id;
 	dev->flavor = flavor;
 	dev->conf = conf;
@@ -405,7 +404,6 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	npa_device_leave(saved);
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);
-	pthread_mutex_destroy(&dev->lock);
 	if (leaked_bytes != NULL)
 		*leaked_bytes += bytes;
 	return leaks;

@@ -39,12 +39,12 @@ int npa_segment_events(struct npa *a, int device, struct npa_segment_event *out,
 		return -ENODEV;
 	struct npa_device *dev = &a->dev[device];
 
-	pthread_mutex_lock(&dev->lock);
+	npa_lock_acquire(&dev->lock);
 	uint64_t n = dev->seg_events_n;
 	uint64_t kept = n < NPA_SEGMENT_EVENTS ? n : NPA_SEGMENT_EVENTS;
 	uint64_t take = kept < max ? kept : max;
 	for (uint64_t i = 0; i < take; i++)
 		out[i] = dev->seg_events[(n - take + i) % NPA_SEGMENT_EVENTS];
-	pthread_mutex_unlock(&dev->lock);
+	npa_lock_release(&dev->lock);
 	return (int)take;
 }
