@@ -51,10 +51,35 @@ void npa_pool_init(struct npa_pool *pool, bool is_small)
 	pool->gc_calls = 0;
 }
 
+/*
+ * RB_INSERT with the (stream, size, address) order tested in place: keys in
+ * a pool are unique (addresses are), so the descent needs no equality case
+ * and no three-way comparator call per level.
+ */
 void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
 {
+	struct npa_block *parent = NULL, *t = RB_ROOT(&pool->blocks);
+	const uintptr_t s = (uintptr_t)b->stream;
+	const size_t size = b->size;
+	const char *ptr = b->ptr;
+	bool left = false;
+
 	b->gc_base = pool->gc_calls;
-	RB_INSERT(npa_block_tree, &pool->blocks, b);
+	while (t != NULL) {
+		uintptr_t ts = (uintptr_t)t->stream;
+
+		parent = t;
+		left = s != ts ? s < ts : size != t->size ? size < t->size : ptr < t->ptr;
+		t = left ? RB_LEFT(t, node) : RB_RIGHT(t, node);
+	}
+	RB_SET(b, parent, node);
+	if (parent == NULL)
+		RB_ROOT(&pool->blocks) = b;
+	else if (left)
+		RB_LEFT(parent, node) = b;
+	else
+		RB_RIGHT(parent, node) = b;
+	npa_block_tree_RB_INSERT_COLOR(&pool->blocks, b);
 }
 
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
