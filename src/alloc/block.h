@@ -109,8 +109,43 @@ struct npa_block_cache {
 	struct npa_block *spare;
 };
 
-struct npa_block *npa_block_get(struct npa_block_cache *c);
-void npa_block_put(struct npa_block_cache *c, struct npa_block *b);
+/* Fields a block starts with; tree links and the segment are set by the caller. */
+static inline void npa_block_reset(struct npa_block *b)
+{
+	b->requested_size = 0;
+	b->prev = b->next = NULL;
+	b->uses = NULL;
+	b->nuses = b->uses_cap = 0;
+	b->event_count = 0;
+	b->gc_base = 0;
+	b->allocated = false;
+	b->mapped = true;
+	b->expandable = false;
+}
+
+/* The cache was empty: a fresh block from malloc, reset, or NULL. */
+struct npa_block *npa_block_new(void);
+void npa_block_free_uses(struct npa_block *b);
+
+static inline struct npa_block *npa_block_get(struct npa_block_cache *c)
+{
+	struct npa_block *b = c->spare;
+
+	if (b == NULL)
+		return npa_block_new();
+	c->spare = b->next;
+	npa_block_reset(b);
+	return b;
+}
+
+static inline void npa_block_put(struct npa_block_cache *c, struct npa_block *b)
+{
+	if (b->uses != NULL)
+		npa_block_free_uses(b);
+	b->next = c->spare;
+	c->spare = b;
+}
+
 void npa_block_cache_drain(struct npa_block_cache *c);
 
 void npa_pool_init(struct npa_pool *pool, bool is_small);

@@ -107,34 +107,19 @@ struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
 	return found;
 }
 
-struct npa_block *npa_block_get(struct npa_block_cache *c)
+struct npa_block *npa_block_new(void)
 {
-	struct npa_block *b = c->spare;
+	struct npa_block *b = malloc(sizeof(*b));
 
 	if (b != NULL)
-		c->spare = b->next;
-	else
-		b = malloc(sizeof(*b));
-	if (b != NULL) {
-		/* Tree and hash links are set when the block joins them. */
-		b->requested_size = 0;
-		b->prev = b->next = NULL;
-		b->uses = NULL;
-		b->nuses = b->uses_cap = 0;
-		b->event_count = 0;
-		b->gc_base = 0;
-		b->allocated = false;
-		b->mapped = true;
-		b->expandable = false;
-	}
+		npa_block_reset(b);
 	return b;
 }
 
-void npa_block_put(struct npa_block_cache *c, struct npa_block *b)
+void npa_block_free_uses(struct npa_block *b)
 {
 	free(b->uses);
-	b->next = c->spare;
-	c->spare = b;
+	b->uses = NULL;
 }
 
 void npa_block_cache_drain(struct npa_block_cache *c)

@@ -61,9 +61,39 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes);
 
 /* size_class.c */
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);
-size_t npa_round_size(const struct npa_device *dev, size_t size);
-size_t npa_allocation_size(const struct npa_device *dev, size_t size);
-struct npa_pool *npa_pool_for(struct npa_device *dev, size_t size);
+
+/* Upstream round_size. */
+static inline size_t npa_round_size(const struct npa_device *dev, size_t size)
+{
+	size += dev->flavor->pad;
+	if (size < NPA_MIN_BLOCK_SIZE)
+		return NPA_MIN_BLOCK_SIZE;
+	unsigned d = npa_conf_divisions(dev->conf, size);
+	if (d > 1 && size > NPA_MIN_BLOCK_SIZE * d)
+		return npa_roundup_power2_next_division(size, d);
+	return NPA_MIN_BLOCK_SIZE * ((size + NPA_MIN_BLOCK_SIZE - 1) / NPA_MIN_BLOCK_SIZE);
+}
+
+#define NPA_EXTRA_LARGE_BUFFER ((size_t)1 << 30) /* npu kExtraLargeBuffer */
+
+/* Upstream get_allocation_size: the segment a device malloc would make. */
+static inline size_t npa_allocation_size(const struct npa_device *dev, size_t size)
+{
+	if (size <= NPA_SMALL_SIZE)
+		return NPA_SMALL_BUFFER;
+	/* npu page_size:1g puts large-pool segments on 1 GiB pages. */
+	if (dev->conf->page_size_1g)
+		return NPA_EXTRA_LARGE_BUFFER *
+		       ((size + NPA_EXTRA_LARGE_BUFFER - 1) / NPA_EXTRA_LARGE_BUFFER);
+	if (size < NPA_MIN_LARGE_ALLOC)
+		return dev->conf->large_segment_size;
+	return NPA_ROUND_LARGE * ((size + NPA_ROUND_LARGE - 1) / NPA_ROUND_LARGE);
+}
+
+static inline struct npa_pool *npa_pool_for(struct npa_device *dev, size_t size)
+{
+	return size <= NPA_SMALL_SIZE ? &dev->small : &dev->large;
+}
 
 /* Upstream's update_stat: a signed change, peak kept. */
 static inline void npa_stat_single_update(struct npa_stat *s, int64_t amount)

@@ -250,7 +250,8 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
 		return -ENOMEM;
 	}
-	if (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS)
+	/* Nothing pending is the common case: no call then. */
+	if (dev->events.pending > 0 && (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS))
 		npa_process_events(dev);
 	size_t size = npa_round_size(dev, orig_size);
 	struct npa_alloc_params p = {
