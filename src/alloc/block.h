@@ -151,8 +151,12 @@ void npa_block_cache_drain(struct npa_block_cache *c);
 void npa_pool_init(struct npa_pool *pool, bool is_small);
 void npa_pool_insert(struct npa_pool *pool, struct npa_block *b);
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b);
-/* The first free block at or after (stream, size, 0), of any stream, or NULL. */
+/*
+ * The first free block at or after (stream, size, 0), of any stream, or
+ * NULL; with `pred`, also the last block before that key (the found
+ * block's predecessor), which the descent passes anyway.
+ */
 struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
-			       size_t size);
+				 size_t size, struct npa_block **pred);
 
 #endif /* NPA_BLOCK_H */

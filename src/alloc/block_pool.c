@@ -89,9 +89,9 @@ void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
 
 /* RB_NFIND with the key (stream, size, 0) compared in place: no key block to build. */
 struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
-				 size_t size)
+				 size_t size, struct npa_block **pred)
 {
-	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL;
+	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL, *before = NULL;
 	uintptr_t s = (uintptr_t)stream;
 
 	while (b != NULL) {
@@ -101,9 +101,12 @@ struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
 			found = b;
 			b = RB_LEFT(b, node);
 		} else {
+			before = b;
 			b = RB_RIGHT(b, node);
 		}
 	}
+	if (pred != NULL)
+		*pred = before;
 	return found;
 }
 

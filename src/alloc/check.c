@@ -144,10 +144,22 @@ static int check_segments(const struct npa_device *dev, struct tally *t, char *e
 	return 0;
 }
 
+/* Strictly before in the pool order (stream, size, address)? */
+static bool sorts_before(const struct npa_block *a, const struct npa_block *b)
+{
+	uintptr_t sa = (uintptr_t)a->stream, sb = (uintptr_t)b->stream;
+
+	if (sa != sb)
+		return sa < sb;
+	if (a->size != b->size)
+		return a->size < b->size;
+	return a->ptr < b->ptr;
+}
+
 static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapped,
 		      char *err, size_t errlen)
 {
-	struct npa_block *b;
+	struct npa_block *b, *prev = NULL;
 
 	RB_FOREACH(b, npa_unmapped_tree, (struct npa_unmapped_tree *)&pool->unmapped) {
 		if (b->mapped || b->allocated || b->pool != pool)
@@ -159,6 +171,11 @@ static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapp
 		if (!is_free(b) || !b->mapped || b->pool != pool)
 			return fail(err, errlen, "pool holds block %p that is not free there",
 				    (void *)b->ptr);
+		/* Blocks whose key changed in place must still be in order. */
+		if (prev != NULL && !sorts_before(prev, b))
+			return fail(err, errlen, "pool holds block %p after %p out of order",
+				    (void *)b->ptr, (void *)prev->ptr);
+		prev = b;
 		(*count)++;
 	}
 	return 0;

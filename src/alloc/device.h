@@ -52,6 +52,10 @@ struct npa_alloc_params {
 	aclrtStream stream;
 	struct npa_pool *pool;
 	struct npa_block *block;
+	/* A cached block found by best fit stays in the pool until it is known
+	 * whether it must leave; pred is its predecessor there (or NULL). */
+	bool in_pool;
+	struct npa_block *pred;
 };
 
 int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,

@@ -73,20 +73,42 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 
 	if (npa_gc_enabled(dev))
 		p->pool->gc_calls++;
-	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size);
+	struct npa_block *pred;
+	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
 	if (b == NULL || b->stream != p->stream)
 		return false;
-	if (npa_block_is_expandable(b) && (b = expandable_candidate(dev, b)) == NULL)
-		return false;
+	if (npa_block_is_expandable(b)) {
+		b = expandable_candidate(dev, b);
+		if (b == NULL)
+			return false;
+		pred = RB_PREV(npa_block_tree, &p->pool->blocks, b);
+	}
 	/* Never hand an oversize block to a normal request ... */
 	if (p->size < max_split && b->size >= max_split)
 		return false;
 	/* ... nor one much larger than an oversize request. */
 	if (p->size >= max_split && b->size >= p->size + dev->conf->max_non_split_rounding)
 		return false;
-	npa_pool_remove(p->pool, b);
 	p->block = b;
+	p->in_pool = true;
+	p->pred = pred;
 	return true;
+}
+
+static void take_out_of_pool(struct npa_alloc_params *p)
+{
+	if (p->in_pool)
+		npa_pool_remove(p->pool, p->block);
+	p->in_pool = false;
+}
+
+/* Whether key (stream, size, ptr) still sorts after `pred`, a block before the old key. */
+static bool sorts_after(const struct npa_block *pred, aclrtStream stream, size_t size,
+			const char *ptr)
+{
+	if (pred == NULL || pred->stream != stream)
+		return true;
+	return pred->size != size ? pred->size < size : pred->ptr < ptr;
 }
 
 static bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size)
@@ -98,13 +120,22 @@ static bool should_split(const struct npa_device *dev, const struct npa_block *b
 	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
 }
 
-/* The front `size` bytes become a new block; `b` keeps the rest and goes back. */
-static struct npa_block *split_front(struct npa_device *dev, struct npa_block *b, size_t size)
+/*
+ * The front `size` bytes become a new block; `b` keeps the rest and goes
+ * back to the pool. Its key only shrinks, so when it still sorts after its
+ * predecessor it keeps its node (upstream erases and re-inserts it).
+ */
+static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_params *p)
 {
+	struct npa_block *b = p->block;
+	size_t size = p->size;
 	struct npa_block *front = npa_block_get(&dev->cache);
 
 	if (front == NULL)
 		return NULL;
+	bool keep = p->in_pool && sorts_after(p->pred, b->stream, b->size - size, b->ptr + size);
+	if (!keep)
+		take_out_of_pool(p);
 	front->ptr = b->ptr;
 	front->size = size;
 	front->stream = b->stream;
@@ -120,7 +151,10 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_block *b
 	b->prev = front;
 	b->ptr += size;
 	b->size -= size;
-	npa_pool_insert(b->pool, b);
+	if (keep)
+		b->gc_base = b->pool->gc_calls;
+	else
+		npa_pool_insert(b->pool, b);
 	return front;
 }
 
@@ -139,8 +173,9 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	if (should_split(dev, b, p->size)) {
 		struct npa_block *rest = b;
 
-		b = split_front(dev, rest, p->size);
+		b = split_front(dev, p);
 		if (b == NULL) {
+			take_out_of_pool(p);
 			npa_pool_insert(rest->pool, rest);
 			return -ENOMEM;
 		}
@@ -150,9 +185,12 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest->size);
 			npa_stat_add(st->inactive_split, t, 1);
 		}
-	} else if (already_split && counts_split) {
-		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
-		npa_stat_sub(st->inactive_split, t, 1);
+	} else {
+		take_out_of_pool(p);
+		if (already_split && counts_split) {
+			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
+			npa_stat_sub(st->inactive_split, t, 1);
+		}
 	}
 	b->allocated = true;
 	b->requested_size = orig_size;
@@ -272,9 +310,12 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 		if (rc == 0)
 			return out_of_memory(dev, &p, err, errlen);
 	}
-	if (dev->conf->expandable_segments && align_base(dev, &p) < 0) {
-		npa_pool_insert(p.pool, p.block);
-		return -ENOMEM;
+	if (dev->conf->expandable_segments) {
+		take_out_of_pool(&p);
+		if (align_base(dev, &p) < 0) {
+			npa_pool_insert(p.pool, p.block);
+			return -ENOMEM;
+		}
 	}
 	return alloc_found_block(dev, &p, orig_size, ptr);
 }

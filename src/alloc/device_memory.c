@@ -242,7 +242,7 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 		return false;
 	size_t key = p->size < max_split ? max_split : p->size;
 	struct npa_block_tree *tree = &p->pool->blocks;
-	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key);
+	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key, NULL);
 
 	npa_sync_device_if_flavor(dev);
 	/*
