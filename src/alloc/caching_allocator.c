@@ -101,12 +101,18 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 	return rc;
 }
 
-/* The device holding `ptr` as an allocated block, returned locked. */
-static struct npa_device *lock_owner(struct npa *a, const void *ptr, struct npa_block **out)
+/*
+ * The device holding `ptr` as an allocated block, returned locked. With
+ * several devices, only those whose segments span `ptr` are locked and
+ * searched.
+ */
+static inline struct npa_device *lock_owner(struct npa *a, const void *ptr, struct npa_block **out)
 {
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
 
+		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
+			continue;
 		npa_lock_acquire(&dev->lock);
 		*out = npa_device_find(dev, ptr);
 		if (*out != NULL)

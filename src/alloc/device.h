@@ -33,6 +33,10 @@ struct npa_device {
 	struct npa_pool large;
 	struct npa_segment_tree segments;
 	struct npa_ptr_map allocated;  /* allocated blocks by address */
+	/* Every segment this device ever had lies in [addr_lo, addr_hi): free
+	 * reads it without the lock to skip devices that cannot own a pointer.
+	 * Written under the lock; it only widens, so a stale read is wider. */
+	uintptr_t addr_lo, addr_hi;
 	struct npa_block_cache cache;
 	struct npa_event_queues events;
 	size_t total_allocated_memory; /* device bytes held */
@@ -176,6 +180,26 @@ void npa_handle_cache_fini(struct npa_pool *pool);
 int npa_alloc_expandable(struct npa_device *dev, struct npa_alloc_params *p);
 void npa_unmap_block(struct npa_device *dev, struct npa_block *b, bool keep_handles);
 void npa_release_expandable_segment(struct npa_device *dev, struct npa_block *b);
+
+/* A new segment at [ptr, ptr + size) widens the device's address bounds. */
+static inline void npa_device_note_segment(struct npa_device *dev, const char *ptr, size_t size)
+{
+	uintptr_t lo = (uintptr_t)ptr, hi = lo + size;
+
+	if (lo < __atomic_load_n(&dev->addr_lo, __ATOMIC_RELAXED))
+		__atomic_store_n(&dev->addr_lo, lo, __ATOMIC_RELAXED);
+	if (hi > __atomic_load_n(&dev->addr_hi, __ATOMIC_RELAXED))
+		__atomic_store_n(&dev->addr_hi, hi, __ATOMIC_RELAXED);
+}
+
+/* Whether `ptr` can belong to the device; callable without its lock. */
+static inline bool npa_device_may_own(const struct npa_device *dev, const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+
+	return p >= __atomic_load_n(&dev->addr_lo, __ATOMIC_RELAXED) &&
+	       p < __atomic_load_n(&dev->addr_hi, __ATOMIC_RELAXED);
+}
 
 /* segment_events.c */
 void npa_segment_event_add(struct npa_device *dev, enum npa_segment_action action,

@@ -129,6 +129,7 @@ static struct npa_block *new_segment(struct npa_device *dev, struct npa_alloc_pa
 	b->pool = p->pool;
 	b->seg = seg;
 	RB_INSERT(npa_segment_tree, &dev->segments, seg);
+	npa_device_note_segment(dev, ptr, p->alloc_size);
 	return b;
 }
 

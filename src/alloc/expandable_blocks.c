@@ -55,6 +55,7 @@ static struct npa_block *new_expandable_segment(struct npa_device *dev, aclrtStr
 	b->mapped = false;
 	b->expandable = true;
 	RB_INSERT(npa_segment_tree, &dev->segments, seg);
+	npa_device_note_segment(dev, seg->ptr, seg->size);
 	RB_INSERT(npa_unmapped_tree, &pool->unmapped, b);
 	return b;
 }
