@@ -106,7 +106,8 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
  * several devices, only those whose segments span `ptr` are locked and
  * searched.
  */
-static inline struct npa_device *lock_owner(struct npa *a, const void *ptr, struct npa_block **out)
+static inline struct npa_device *lock_owner(struct npa *a, const void *ptr,
+					     struct npa_ptr_slot **out)
 {
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
@@ -124,42 +125,42 @@ static inline struct npa_device *lock_owner(struct npa *a, const void *ptr, stru
 
 int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 {
-	struct npa_block *b;
+	struct npa_ptr_slot *slot;
 	struct npa_device *dev;
 
 	if (ptr == NULL)
 		return 0;
-	dev = lock_owner(a, ptr, &b);
+	dev = lock_owner(a, ptr, &slot);
 	if (dev == NULL) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "invalid device pointer: %p", ptr);
 		return -EINVAL;
 	}
-	npa_device_free(dev, b);
+	npa_device_free(dev, slot);
 	npa_lock_release(&dev->lock);
 	return 0;
 }
 
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
-	struct npa_block *b;
-	struct npa_device *dev = lock_owner(a, ptr, &b);
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev = lock_owner(a, ptr, &slot);
 
 	if (dev == NULL)
 		return -EINVAL;
-	int rc = npa_record_stream_use(dev, b, stream);
+	int rc = npa_record_stream_use(dev, slot->block, stream);
 	npa_lock_release(&dev->lock);
 	return rc;
 }
 
 size_t npa_block_size(struct npa *a, const void *ptr)
 {
-	struct npa_block *b;
-	struct npa_device *dev = lock_owner(a, ptr, &b);
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev = lock_owner(a, ptr, &slot);
 
 	if (dev == NULL)
 		return 0;
-	size_t size = b->size;
+	size_t size = slot->block->size;
 	npa_lock_release(&dev->lock);
 	return size;
 }

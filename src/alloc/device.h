@@ -209,9 +209,14 @@ void npa_segment_event_add(struct npa_device *dev, enum npa_segment_action actio
 size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen);
-void npa_device_free(struct npa_device *dev, struct npa_block *b);
+/* Frees the block in `slot`, as npa_device_find returned it. */
+void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot);
 void npa_free_block(struct npa_device *dev, struct npa_block *b);
-struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr);
+/* The pointer map's slot of allocated block `ptr`, or NULL; slot->block is the block. */
+static inline struct npa_ptr_slot *npa_device_find(struct npa_device *dev, const void *ptr)
+{
+	return ptr != NULL ? npa_ptr_map_slot(&dev->allocated, ptr) : NULL;
+}
 
 /* oom_message.c */
 void npa_format_size(char *buf, size_t len, uint64_t size);

@@ -32,11 +32,6 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	return 0;
 }
 
-struct npa_block *npa_device_find(struct npa_device *dev, const void *ptr)
-{
-	return npa_ptr_map_find(&dev->allocated, ptr);
-}
-
 /* Growth room of a free expandable block: itself and the unmapped block after it. */
 static size_t expandable_size(const struct npa_block *b)
 {
@@ -386,10 +381,12 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
-void npa_device_free(struct npa_device *dev, struct npa_block *b)
+void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 {
+	struct npa_block *b = slot->block;
+
 	b->allocated = false;
-	npa_ptr_map_del(&dev->allocated, b->ptr);
+	npa_ptr_map_del_at(&dev->allocated, slot);
 	const int t = npa_pool_stat_type(b->pool);
 
 	npa_stat_sub(dev->stats.allocation, t, 1);

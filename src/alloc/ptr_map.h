@@ -61,14 +61,6 @@ static inline struct npa_ptr_slot *npa_ptr_map_slot(const struct npa_ptr_map *m,
 	}
 }
 
-static inline struct npa_block *npa_ptr_map_find(const struct npa_ptr_map *m,
-						 const void *ptr)
-{
-	struct npa_ptr_slot *s = ptr != NULL ? npa_ptr_map_slot(m, ptr) : NULL;
-
-	return s != NULL ? s->block : NULL;
-}
-
 /* The key must be absent and npa_ptr_map_reserve must have succeeded. */
 static inline void npa_ptr_map_add(struct npa_ptr_map *m, const void *ptr,
 				   struct npa_block *b)
@@ -82,10 +74,9 @@ static inline void npa_ptr_map_add(struct npa_ptr_map *m, const void *ptr,
 	m->count++;
 }
 
-/* Removes the present key `ptr`, moving later entries of its run back into the hole. */
-static inline void npa_ptr_map_del(struct npa_ptr_map *m, const void *ptr)
+/* Empties a slot found by npa_ptr_map_slot, moving later entries of its run back into the hole. */
+static inline void npa_ptr_map_del_at(struct npa_ptr_map *m, struct npa_ptr_slot *hole)
 {
-	struct npa_ptr_slot *hole = npa_ptr_map_slot(m, ptr);
 	size_t h = (size_t)(hole - m->slot);
 
 	for (size_t i = (h + 1) & m->mask; m->slot[i].key != 0; i = (i + 1) & m->mask) {
