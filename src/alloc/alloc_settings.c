@@ -82,6 +82,8 @@ static int apply(struct npa *a, const struct npa_conf *next)
 		}
 	}
 	a->conf = *next;
+	for (int i = 0; i < a->ndev; i++)
+		a->dev[i].rounds_by_divisions = npa_conf_rounds_by_divisions(&a->conf);
 	return 0;
 }
 

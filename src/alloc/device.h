@@ -43,6 +43,9 @@ struct npa_device {
 	bool set_fraction;
 	size_t allowed_memory_maximum;
 	bool oversize_exact;           /* max_split_size unchanged since creation */
+	/* Some roundup_power2_divisions interval has more than one division;
+	 * kept with conf (set at creation and by npa_set_conf). */
+	bool rounds_by_divisions;
 	/* The last segment events, a ring: event i is at i % NPA_SEGMENT_EVENTS. */
 	struct npa_segment_event seg_events[NPA_SEGMENT_EVENTS];
 	uint64_t seg_events_n;
@@ -69,6 +72,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes);
 
 /* size_class.c */
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);
+bool npa_conf_rounds_by_divisions(const struct npa_conf *conf);
 
 /* Upstream round_size. */
 static inline size_t npa_round_size(const struct npa_device *dev, size_t size)
@@ -76,7 +80,7 @@ static inline size_t npa_round_size(const struct npa_device *dev, size_t size)
 	size += dev->flavor->pad;
 	if (size < NPA_MIN_BLOCK_SIZE)
 		return NPA_MIN_BLOCK_SIZE;
-	unsigned d = npa_conf_divisions(dev->conf, size);
+	unsigned d = dev->rounds_by_divisions ? npa_conf_divisions(dev->conf, size) : 0;
 	if (d > 1 && size > NPA_MIN_BLOCK_SIZE * d)
 		return npa_roundup_power2_next_division(size, d);
 	return NPA_MIN_BLOCK_SIZE * ((size + NPA_MIN_BLOCK_SIZE - 1) / NPA_MIN_BLOCK_SIZE);

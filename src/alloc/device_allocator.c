@@ -23,6 +23,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	npa_pool_init(&dev->large, false);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
+	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(conf);
 	if (npa_ptr_map_init(&dev->allocated) < 0)
 		return -ENOMEM;
 	dev->stats.max_split_size =

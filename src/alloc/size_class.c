@@ -15,6 +15,14 @@ static size_t power_of_two_floor(size_t x)
 	return (size_t)1 << (63 - __builtin_clzll((unsigned long long)x));
 }
 
+bool npa_conf_rounds_by_divisions(const struct npa_conf *conf)
+{
+	for (int i = 0; i < NPA_ROUNDUP_INTERVALS; i++)
+		if (conf->roundup_power2_divisions[i] > 1)
+			return true;
+	return false;
+}
+
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions)
 {
 	if (is_power_of_two(size))
