@@ -352,7 +352,7 @@ size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_b
 }
 
 /* Back into the pool, merged with free neighbours. */
-void npa_free_block(struct npa_device *dev, struct npa_block *b)
+static inline void free_block(struct npa_device *dev, struct npa_block *b)
 {
 	size_t orig_size = b->size;
 	int64_t split_blocks = 0, split_bytes = 0;
@@ -382,6 +382,11 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
+void npa_free_block(struct npa_device *dev, struct npa_block *b)
+{
+	free_block(dev, b);
+}
+
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 {
 	struct npa_block *b = slot->block;
@@ -397,7 +402,7 @@ void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 	if (b->nuses > 0)
 		npa_insert_events(dev, b);
 	else
-		npa_free_block(dev, b);
+		free_block(dev, b);
 }
 
 static void free_segment_blocks(struct npa_segment *seg, size_t *leaks, uint64_t *leaked_bytes)
