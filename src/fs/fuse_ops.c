@@ -116,6 +116,19 @@ static bool is_dir(const struct target *t)
 	return !t->tensor && !t->allocator && t->e->node->kind != NODE_FILE;
 }
 
+/* The target at `path`, refused unless it is a directory exactly when `dir`. */
+static int resolve_kind(struct nmfs *d, const char *path, bool dir,
+			struct target *t)
+{
+	int rc = resolve(d, path, t);
+
+	if (rc)
+		return rc;
+	if (is_dir(t) != dir)
+		return dir ? -ENOTDIR : -EISDIR;
+	return 0;
+}
+
 static int nmfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
@@ -181,14 +194,11 @@ static int fill_allocators(struct nmfs *d, struct fill_ctx *c)
 /* A directory handle is its entry: readdir then needs no path. */
 static int nmfs_opendir(const char *path, struct fuse_file_info *fi)
 {
-	struct nmfs *d = daemon_ctx();
 	struct target t;
-	int rc = resolve(d, path, &t);
+	int rc = resolve_kind(daemon_ctx(), path, true, &t);
 
 	if (rc)
 		return rc;
-	if (!is_dir(&t))
-		return -ENOTDIR;
 	fi->fh = (uintptr_t)t.e;
 	return 0;
 }
@@ -274,16 +284,22 @@ static int open_tensor(struct nmfs *d, struct fh *fh, int flags)
 	return rc;
 }
 
+/* Every file reads and writes around the page cache: its text moves. */
+static int hand_out(struct fuse_file_info *fi, struct fh *fh)
+{
+	fi->fh = (uintptr_t)fh;
+	fi->direct_io = 1;
+	return 0;
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
-	int rc = resolve(d, path, &t);
+	int rc = resolve_kind(d, path, false, &t);
 
 	if (rc)
 		return rc;
-	if (is_dir(&t))
-		return -EISDIR;
 	struct fh *fh = fh_new(d, &t);
 	if (!fh)
 		return -ENOMEM;
@@ -292,9 +308,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		fh_free(d, fh);
 		return rc;
 	}
-	fi->fh = (uintptr_t)fh;
-	fi->direct_io = 1;
-	return 0;
+	return hand_out(fi, fh);
 }
 
 static int nmfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -314,9 +328,7 @@ static int nmfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		ts_unlink(store_of(d, &t), t.tensor);
 		return -ENOMEM;
 	}
-	fi->fh = (uintptr_t)fh;
-	fi->direct_io = 1;
-	return 0;
+	return hand_out(fi, fh);
 }
 
 static int read_node(struct nmfs *d, struct fh *fh, char *buf, size_t size,
