@@ -94,15 +94,42 @@ int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errle
 /* The last out-of-memory message of `device` ("" if none yet); 0 or -ENODEV. */
 int npa_last_oom(struct npa *a, int device, char *buf, size_t len);
 
-/* Segment events, kept for the last NPA_SEGMENT_EVENTS of each device. */
+/*
+ * upstream _record_memory_history(enabled, max_entries=..., device=...):
+ * enabled "all" keeps the last max_entries trace entries of each device in
+ * a ring, "state" keeps 1 (upstream: blocks' context only), NULL turns
+ * recording off and clears the ring. device -1: every device. Off by
+ * default. -EINVAL for another `enabled` or max_entries 0, -ENOMEM.
+ */
+int npa_record_memory_history(struct npa *a, int device, const char *enabled,
+			      size_t max_entries);
+
+struct npa_history_state {
+	const char *enabled;   /* "all", "state" or NULL (off) */
+	size_t max_entries;    /* ring size in force (0 when off) */
+	uint64_t recorded;     /* entries recorded since turned on */
+	size_t kept;           /* entries in the ring now */
+};
+int npa_history_state(struct npa *a, int device, struct npa_history_state *out);
+/* Entries recorded so far on `device`, read without the lock (for waiting). */
+uint64_t npa_history_recorded(struct npa *a, int device);
+/*
+ * Copy the device's trace entries numbered `since` and later (those still
+ * in the ring: entries overwritten are skipped) under the lock; format the
+ * copy without it. 0, -ENODEV or -ENOMEM; release with npa_trace_release.
+ */
+int npa_history_copy(struct npa *a, int device, uint64_t since, struct npa_trace *out);
+
+/*
+ * Segment events of the history (segment_alloc/free/map/unmap only), kept
+ * for callers that want no more than these.
+ */
 enum npa_segment_action {
 	NPA_SEG_EV_ALLOC,  /* "segment_alloc": a device malloc */
 	NPA_SEG_EV_FREE,   /* "segment_free" */
 	NPA_SEG_EV_MAP,    /* "segment_map": pages mapped into an expandable segment */
 	NPA_SEG_EV_UNMAP,  /* "segment_unmap" */
 };
-
-#define NPA_SEGMENT_EVENTS 256
 
 struct npa_segment_event {
 	enum npa_segment_action action;
@@ -112,8 +139,9 @@ struct npa_segment_event {
 };
 
 const char *npa_segment_action_name(enum npa_segment_action action);
-/* Copy up to `max` of the device's latest events, oldest first; returns how
- * many were copied, or -ENODEV. */
+/* Copy up to `max` of the device's latest segment events from the history
+ * ring (nothing unless recording is on), oldest first; returns how many
+ * were copied, or -ENODEV / -ENOMEM. */
 int npa_segment_events(struct npa *a, int device, struct npa_segment_event *out,
 		       size_t max);
 

@@ -48,4 +48,41 @@ struct npa_snapshot {
 const char *npa_block_state_name(enum npa_block_state state);
 void npa_snapshot_release(struct npa_snapshot *snap);
 
+/*
+ * Memory history (upstream _record_memory_history): what the allocator did,
+ * in order, as upstream's TraceEntry actions.
+ */
+enum npa_trace_action {
+	NPA_TRACE_ALLOC,          /* "alloc": addr = block, size = requested bytes */
+	NPA_TRACE_FREE_REQUESTED, /* "free_requested": size = requested bytes */
+	NPA_TRACE_FREE_COMPLETED, /* "free_completed": back in the pool */
+	NPA_TRACE_SEGMENT_ALLOC,  /* "segment_alloc": a device malloc */
+	NPA_TRACE_SEGMENT_FREE,   /* "segment_free" */
+	NPA_TRACE_SEGMENT_MAP,    /* "segment_map": pages mapped into an expandable segment */
+	NPA_TRACE_SEGMENT_UNMAP,  /* "segment_unmap" */
+	NPA_TRACE_SNAPSHOT,       /* "snapshot": addr 0, size = active bytes */
+	NPA_TRACE_OOM,            /* "oom": addr = device_free, size = rounded request */
+};
+
+struct npa_trace_entry {
+	enum npa_trace_action action;
+	uint64_t addr;      /* device_free for "oom" */
+	uint64_t size;
+	uint64_t stream;    /* stream number, 0 for the default stream */
+	int64_t time_us;    /* microseconds since the epoch (CLOCK_REALTIME), as upstream */
+};
+
+/* A copy of part of one device's history. Entries are numbered from 0 in
+ * the order they were recorded; the copy holds [first, first + n). */
+struct npa_trace {
+	int device;
+	uint64_t first;     /* number of entries[0] */
+	uint64_t recorded;  /* entries recorded since recording was turned on */
+	size_t n;
+	struct npa_trace_entry *entries;
+};
+
+const char *npa_trace_action_name(enum npa_trace_action action);
+void npa_trace_release(struct npa_trace *t);
+
 #endif /* NPUMEMFS_SNAPSHOT_H */

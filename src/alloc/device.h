@@ -23,6 +23,14 @@
 #define NPA_MIN_LARGE_ALLOC ((size_t)10 << 20)  /* kMinLargeAlloc */
 #define NPA_ROUND_LARGE ((size_t)2 << 20)       /* kRoundLarge */
 
+/* The memory history ring: entry i is at ring[i % cap]; no ring when off. */
+struct npa_history {
+	struct npa_trace_entry *ring;
+	size_t cap;
+	bool all;            /* "all" (else "state") */
+	uint64_t recorded;   /* written under the lock, read atomically by waiters */
+};
+
 struct npa_device {
 	struct npa_lock lock;
 	int id;
@@ -46,9 +54,7 @@ struct npa_device {
 	/* Some roundup_power2_divisions interval has more than one division;
 	 * kept with conf (set at creation and by npa_set_conf). */
 	bool rounds_by_divisions;
-	/* The last segment events, a ring: event i is at i % NPA_SEGMENT_EVENTS. */
-	struct npa_segment_event seg_events[NPA_SEGMENT_EVENTS];
-	uint64_t seg_events_n;
+	struct npa_history history;
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
 };
 
@@ -205,9 +211,18 @@ static inline bool npa_device_may_own(const struct npa_device *dev, const void *
 	       p < __atomic_load_n(&dev->addr_hi, __ATOMIC_RELAXED);
 }
 
-/* segment_events.c */
-void npa_segment_event_add(struct npa_device *dev, enum npa_segment_action action,
-			   const void *ptr, size_t size, aclrtStream stream);
+/* memory_history.c */
+void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
+		     uint64_t size, aclrtStream stream) __attribute__((cold, noinline));
+void npa_history_fini(struct npa_device *dev);
+
+/* Recording off costs one predictable branch. */
+static inline void npa_trace(struct npa_device *dev, enum npa_trace_action action,
+			     const void *addr, size_t size, aclrtStream stream)
+{
+	if (__builtin_expect(dev->history.ring != NULL, 0))
+		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream);
+}
 
 /* device_allocator.c: malloc, free and merging. */
 size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);

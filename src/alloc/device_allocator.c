@@ -155,6 +155,12 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 	return front;
 }
 
+static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
+							 const struct npa_block *b)
+{
+	npa_history_add(dev, NPA_TRACE_ALLOC, (uintptr_t)b->ptr, b->requested_size, b->stream);
+}
+
 static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			     size_t orig_size, void **ptr)
 {
@@ -199,6 +205,8 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
 	if (b->size >= dev->conf->max_split_size)
 		npa_stat_increase(&st->oversize_allocations, 1);
+	if (__builtin_expect(dev->history.ring != NULL, 0))
+		trace_alloc(dev, b);
 	*ptr = b->ptr;
 	return 0;
 }
@@ -210,6 +218,7 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 
 	npa_device_mem_info(dev->id, &dev_free, &dev_total);
 	dev->stats.num_ooms += 1;
+	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream);
 	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, dev->last_oom,
 			sizeof(dev->last_oom));
 	if (err != NULL && errlen > 0)
@@ -382,9 +391,22 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
+/* A deferred free completes: the block's events are done. */
 void npa_free_block(struct npa_device *dev, struct npa_block *b)
 {
+	npa_trace(dev, NPA_TRACE_FREE_COMPLETED, b->ptr, b->requested_size, b->stream);
 	free_block(dev, b);
+}
+
+/* Both entries of a free, behind the one test the hot path pays. */
+static __attribute__((cold, noinline)) void trace_free(struct npa_device *dev,
+							struct npa_block *b)
+{
+	npa_history_add(dev, NPA_TRACE_FREE_REQUESTED, (uintptr_t)b->ptr, b->requested_size,
+			b->stream);
+	if (b->nuses == 0)
+		npa_history_add(dev, NPA_TRACE_FREE_COMPLETED, (uintptr_t)b->ptr,
+				b->requested_size, b->stream);
 }
 
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
@@ -399,6 +421,8 @@ void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 	npa_stat_sub(dev->stats.allocated_bytes, t, (int64_t)b->size);
 	if (b->size >= dev->conf->max_split_size)
 		npa_stat_decrease(&dev->stats.oversize_allocations, 1);
+	if (__builtin_expect(dev->history.ring != NULL, 0))
+		trace_free(dev, b);
 	if (b->nuses > 0)
 		npa_insert_events(dev, b);
 	else
@@ -450,6 +474,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	npa_device_leave(saved);
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);
+	npa_history_fini(dev);
 	if (leaked_bytes != NULL)
 		*leaked_bytes += bytes;
 	return leaks;

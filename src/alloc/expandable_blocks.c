@@ -85,8 +85,8 @@ static void account(struct npa_device *dev, struct npa_block *b, int64_t bytes)
 		dev->stats.num_device_alloc += 1;
 	else
 		dev->stats.num_device_free += 1;
-	npa_segment_event_add(dev, bytes > 0 ? NPA_SEG_EV_MAP : NPA_SEG_EV_UNMAP, b->ptr,
-			      (size_t)(bytes > 0 ? bytes : -bytes), b->stream);
+	npa_trace(dev, bytes > 0 ? NPA_TRACE_SEGMENT_MAP : NPA_TRACE_SEGMENT_UNMAP, b->ptr,
+		  (size_t)(bytes > 0 ? bytes : -bytes), b->stream);
 }
 
 /* Map the front of unmapped `b` (at least `size` bytes); it joins the free pool. */

@@ -85,13 +85,16 @@ static bool starts_run(const struct npa_block *b)
 }
 
 /* Appends this device's segments (one per mapped run of an expandable
- * segment, as upstream reports them), in address order, to `out`. */
+ * segment, as upstream reports them), in address order, to `out`; a
+ * recording device notes the snapshot in its history, as upstream does. */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 {
 	struct npa_segment *seg;
 	const struct npa_block *b;
 	size_t n = 0;
 
+	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
+		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
 		for (b = seg->head; b != NULL; b = b->next)
 			n += starts_run(b);

@@ -78,6 +78,7 @@ static void empty_cache_returns_whole_pages(void **state)
 	struct npa *a = start(state, 8 * GiB);
 	struct npa_segment_event ev[8];
 
+	assert_int_equal(npa_record_memory_history(a, -1, "all", 64), 0);
 	void *p1 = fx_malloc(a, 10 * MiB - 512, NULL);
 	void *p2 = fx_malloc(a, 30 * MiB - 512, NULL);
 	if (!is_npu(state))
