@@ -117,40 +117,37 @@ static bool valid_device(const struct npl *a, int device)
 	return device >= 0 && device < a->device_count;
 }
 
-/* One segment holding one active block of exactly the request. */
-static void count_alloc(struct npa_stats *s, size_t size)
+/*
+ * Every block here is one segment holding one active block of exactly the
+ * request: each stat moves by one block, in both the "all" and its pool's row.
+ */
+static void count_block(struct npa_stats *s, size_t size,
+			void (*step)(struct npa_stat *, int64_t))
 {
 	int pool = size <= NPL_SMALL_SIZE ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL;
 	int types[2] = { NPA_STAT_ALL, pool };
 
 	for (int i = 0; i < 2; i++) {
 		int t = types[i];
-		npa_stat_increase(&s->allocation[t], 1);
-		npa_stat_increase(&s->segment[t], 1);
-		npa_stat_increase(&s->active[t], 1);
-		npa_stat_increase(&s->allocated_bytes[t], (int64_t)size);
-		npa_stat_increase(&s->reserved_bytes[t], (int64_t)size);
-		npa_stat_increase(&s->active_bytes[t], (int64_t)size);
-		npa_stat_increase(&s->requested_bytes[t], (int64_t)size);
+		step(&s->allocation[t], 1);
+		step(&s->segment[t], 1);
+		step(&s->active[t], 1);
+		step(&s->allocated_bytes[t], (int64_t)size);
+		step(&s->reserved_bytes[t], (int64_t)size);
+		step(&s->active_bytes[t], (int64_t)size);
+		step(&s->requested_bytes[t], (int64_t)size);
 	}
+}
+
+static void count_alloc(struct npa_stats *s, size_t size)
+{
+	count_block(s, size, npa_stat_increase);
 	s->num_device_alloc++;
 }
 
 static void count_free(struct npa_stats *s, size_t size)
 {
-	int pool = size <= NPL_SMALL_SIZE ? NPA_STAT_SMALL_POOL : NPA_STAT_LARGE_POOL;
-	int types[2] = { NPA_STAT_ALL, pool };
-
-	for (int i = 0; i < 2; i++) {
-		int t = types[i];
-		npa_stat_decrease(&s->allocation[t], 1);
-		npa_stat_decrease(&s->segment[t], 1);
-		npa_stat_decrease(&s->active[t], 1);
-		npa_stat_decrease(&s->allocated_bytes[t], (int64_t)size);
-		npa_stat_decrease(&s->reserved_bytes[t], (int64_t)size);
-		npa_stat_decrease(&s->active_bytes[t], (int64_t)size);
-		npa_stat_decrease(&s->requested_bytes[t], (int64_t)size);
-	}
+	count_block(s, size, npa_stat_decrease);
 	s->num_device_free++;
 }
 
