@@ -30,8 +30,8 @@ LIST_HEAD(fh_list, fh);
 
 struct nmfs {
 	struct nmfs_config cfg;
-	struct npa *alloc;       /* the built-in allocator (replays use it) */
-	struct sw *sw;           /* what tensors and views use: npa or a plug-in */
+	struct npa *alloc;       /* the built-in allocator: its settings, OOM reports and checks */
+	struct sw *sw;           /* what tensors, replays and views use: npa or a plug-in */
 	const struct npa_flavor *flavor;
 	int device_count;
 	struct tensor_store *tensors[NPUSIM_MAX_DEVICES];
