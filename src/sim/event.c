@@ -1,45 +1,86 @@
 /*
  * event.c - events: a recorded point in a stream's work.
+ *
+ * Only recording and synchronizing take the scheduler lock; a query reads
+ * the event under its sequence count and the stream's atomics, so the
+ * allocator's poll of pending events costs a few loads.
  */
-#include <stdlib.h>
+#include <errno.h>
+#include <sched.h>
 
 #include "sched.h"
 
-static struct sim_event *find_event(aclrtEvent handle)
-{
-	struct sim_event *e = NULL;
+struct event_point {
+	struct sim_stream *stream; /* NULL: never recorded */
+	uint64_t stream_id;
+	uint64_t time;
+	uint64_t open_seq;
+};
 
-	if (handle)
-		HASH_FIND_PTR(sim.events, &handle, e);
-	return e;
-}
-
-static bool event_complete(const struct sim_event *e)
+/* One try at a consistent copy of what the last record left: false if a
+ * record was writing. */
+static bool try_read_point(struct sim_event *e, struct event_point *p)
 {
-	if (!e->recorded)
-		return true;
-	if (sim.now < e->time)
+	uint32_t seq = atomic_load(&e->seq);
+
+	if (seq & 1)
 		return false;
-	return !e->stream || e->stream->open_ended >= e->open_seq;
+	p->stream = atomic_load(&e->stream);
+	p->stream_id = atomic_load(&e->stream_id);
+	p->time = atomic_load(&e->time);
+	p->open_seq = atomic_load(&e->open_seq);
+	return atomic_load(&e->seq) == seq;
 }
 
-void sched_forget_stream(struct sim_stream *s)
+/* Out of line so that the common path saves no registers for the call. */
+static __attribute__((noinline)) void wait_read_point(struct sim_event *e,
+						      struct event_point *p)
 {
-	struct sim_event *e, *tmp;
-
-	HASH_ITER(hh, sim.events, e, tmp)
-		if (e->stream == s)
-			e->stream = NULL;
+	while (!try_read_point(e, p))
+		sched_yield();
 }
 
-void sched_free_events(void)
+static void read_point(struct sim_event *e, struct event_point *p)
 {
-	struct sim_event *e, *tmp;
+	if (__builtin_expect(!try_read_point(e, p), 0))
+		wait_read_point(e, p);
+}
 
-	HASH_ITER(hh, sim.events, e, tmp) {
-		HASH_DEL(sim.events, e);
-		free(e);
-	}
+/* Called with sim.sched_lock held, the only writer. */
+static void write_point(struct sim_event *e, const struct event_point *p)
+{
+	atomic_fetch_add(&e->seq, 1);
+	atomic_store(&e->stream, p->stream);
+	atomic_store(&e->stream_id, p->stream_id);
+	atomic_store(&e->time, p->time);
+	atomic_store(&e->open_seq, p->open_seq);
+	atomic_fetch_add(&e->seq, 1);
+}
+
+/* Whether the open-ended work before the point has ended. A destroyed
+ * stream was synchronized first, so all of its work has. The id is read
+ * again after open_ended so that a value from a reused stream is not
+ * taken for this one's. */
+static bool open_work_ended(const struct event_point *p)
+{
+	struct sim_stream *s = p->stream;
+	uint64_t ended;
+
+	if (atomic_load(&s->id) != p->stream_id)
+		return true;
+	ended = atomic_load(&s->open_ended);
+	if (atomic_load(&s->id) != p->stream_id)
+		return true;
+	return ended >= p->open_seq;
+}
+
+static bool point_complete(const struct event_point *p)
+{
+	if (!p->stream)
+		return true;
+	if (atomic_load(&sim.now) < p->time)
+		return false;
+	return p->open_seq == 0 || open_work_ended(p);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
@@ -50,31 +91,17 @@ aclError aclrtCreateEvent(aclrtEvent *event)
 		return ACL_ERROR_UNINITIALIZE;
 	if (!event)
 		return ACL_ERROR_INVALID_PARAM;
-	e = calloc(1, sizeof(*e));
-	if (!e)
+	if (event_table_new(&sim.events, event, &e) < 0)
 		return ACL_ERROR_BAD_ALLOC;
-	e->self = e;
-	pthread_mutex_lock(&sim.sched_lock);
-	HASH_ADD_PTR(sim.events, self, e);
-	pthread_mutex_unlock(&sim.sched_lock);
-	*event = e;
 	return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
-	struct sim_event *e;
-
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
-	pthread_mutex_lock(&sim.sched_lock);
-	e = find_event(event);
-	if (e)
-		HASH_DEL(sim.events, e);
-	pthread_mutex_unlock(&sim.sched_lock);
-	if (!e)
+	if (event_table_delete(&sim.events, event) < 0)
 		return ACL_ERROR_INVALID_PARAM;
-	free(e);
 	return ACL_SUCCESS;
 }
 
@@ -85,50 +112,73 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
+	e = event_table_find(&sim.events, event);
+	if (!e)
+		return ACL_ERROR_INVALID_PARAM;
 	pthread_mutex_lock(&sim.sched_lock);
-	e = find_event(event);
 	s = sched_stream(stream);
-	if (e && s) {
-		e->recorded = true;
-		e->stream = s;
-		e->time = s->tail;
-		e->open_seq = s->open_launched;
+	if (s) {
+		struct event_point p = {
+			.stream = s,
+			.stream_id = atomic_load(&s->id),
+			.time = s->tail,
+			.open_seq = s->open_launched,
+		};
+
+		write_point(e, &p);
 	}
 	pthread_mutex_unlock(&sim.sched_lock);
-	return e && s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
 	struct sim_event *e;
+	struct event_point p;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	pthread_mutex_lock(&sim.sched_lock);
-	e = find_event(event);
-	if (e)
-		*status = event_complete(e) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
-					    : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	pthread_mutex_unlock(&sim.sched_lock);
-	return e ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	e = event_table_find(&sim.events, event);
+	if (!e)
+		return ACL_ERROR_INVALID_PARAM;
+	read_point(e, &p);
+	*status = point_complete(&p) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+				     : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+	return ACL_SUCCESS;
+}
+
+/* Called with sim.sched_lock held. */
+static void sync_point(const struct event_point *p)
+{
+	struct sim_stream *s = p->stream;
+
+	if (!s)
+		return;
+	if (atomic_load(&sim.now) < p->time)
+		atomic_store(&sim.now, p->time);
+	if (atomic_load(&s->id) == p->stream_id &&
+	    atomic_load(&s->open_ended) < p->open_seq)
+		atomic_store(&s->open_ended, p->open_seq);
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
 	struct sim_event *e;
+	struct event_point p;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
+	e = event_table_find(&sim.events, event);
+	if (!e)
+		return ACL_ERROR_INVALID_PARAM;
+	read_point(e, &p);
+	/* Already complete: nothing to wait for, the clock stays. */
+	if (point_complete(&p))
+		return ACL_SUCCESS;
 	pthread_mutex_lock(&sim.sched_lock);
-	e = find_event(event);
-	if (e && e->recorded) {
-		if (sim.now < e->time)
-			sim.now = e->time;
-		if (e->stream && e->stream->open_ended < e->open_seq)
-			e->stream->open_ended = e->open_seq;
-	}
+	sync_point(&p);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return e ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return ACL_SUCCESS;
 }

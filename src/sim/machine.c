@@ -16,6 +16,7 @@
 struct sim_state sim = {
 	.sched_lock = PTHREAD_MUTEX_INITIALIZER,
 	.vm_lock = PTHREAD_MUTEX_INITIALIZER,
+	.events.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* Serializes init against shutdown; the ACL calls never take it. */
@@ -130,7 +131,7 @@ int npusim_init(const struct npusim_config *cfg)
 		goto out;
 	}
 	sim.ndev = cfg->device_count;
-	sim.now = 0;
+	atomic_store(&sim.now, 0);
 	sim.next_stream_id = 1;
 	atomic_fetch_add(&sim.generation, 1);
 	atomic_store(&sim.up, true);

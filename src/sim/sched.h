@@ -1,7 +1,8 @@
 /*
  * sched.h - streams and events on the virtual clock (internal).
  *
- * The rules, all under sim.sched_lock:
+ * The rules, all under sim.sched_lock except the completion test, which
+ * reads atomics:
  *   launch(s, ns)   s.tail = max(s.tail, now) + ns
  *   launch_open(s)  s.open_launched++   (ends only at a synchronize)
  *   record(e, s)    e remembers s.tail and s.open_launched
@@ -14,22 +15,10 @@
 
 #include "sim.h"
 
-struct sim_event {
-	bool recorded;
-	struct sim_stream *stream; /* NULL once the stream is destroyed */
-	uint64_t time;
-	uint64_t open_seq;
-	struct sim_event *self;    /* hash key: the handle is the address */
-	UT_hash_handle hh;
-};
-
 /* The stream a handle names (NULL: the current device's default stream),
  * or NULL if the handle is unknown. */
 struct sim_stream *sched_stream(aclrtStream handle);
 /* Wait for everything launched on s so far. */
 void sched_sync_stream(struct sim_stream *s);
-/* Events recorded on a stream that is going away stay valid. */
-void sched_forget_stream(struct sim_stream *s);
-void sched_free_events(void);
 
 #endif /* NPUSIM_SCHED_H */

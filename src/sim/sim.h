@@ -6,7 +6,11 @@
  *   device[i].lock  that device's memory, counters and fault settings
  *   sched_lock      the virtual clock, streams and events
  *   vm_lock         address reservations, mappings and physical handles
- * Lock order: vm_lock before a device lock; sched_lock is never nested.
+ *   events.lock     creating and destroying events
+ * Lock order: vm_lock before a device lock; sched_lock and events.lock are
+ * never nested.
+ * Event queries take no lock: they read the clock, an event and its
+ * stream's open_ended, which are atomic for that reason.
  */
 #ifndef NPUSIM_SIM_H
 #define NPUSIM_SIM_H
@@ -20,17 +24,25 @@
 
 #include <npumemfs/npusim.h>
 
+#include "event_table.h"
 #include "extent_map.h"
 #include "fault.h"
 #include "vm.h"
 
+/*
+ * A destroyed stream's memory is kept for the next aclrtCreateStream, never
+ * freed before shutdown, so that an event can read the stream it was
+ * recorded on without a lock; the id, never reused, tells it whether the
+ * stream is still the one.
+ */
 struct sim_stream {
-	uint64_t id;           /* 0 for a default stream */
+	_Atomic uint64_t id;   /* 0 for a default stream, UINT64_MAX once destroyed */
 	int device;
 	uint64_t tail;         /* virtual end of the timed work launched */
 	uint64_t open_launched; /* open-ended launches so far */
-	uint64_t open_ended;    /* of those, how many a synchronize ended */
+	_Atomic uint64_t open_ended; /* of those, how many a synchronize ended */
 	struct sim_stream *self; /* hash key: the handle is the address */
+	struct sim_stream *next_free;
 	UT_hash_handle hh;
 };
 
@@ -59,10 +71,11 @@ struct sim_state {
 	struct sim_device device[NPUSIM_MAX_DEVICES];
 
 	pthread_mutex_t sched_lock;
-	uint64_t now;
+	_Atomic uint64_t now;  /* written under sched_lock only */
 	uint64_t next_stream_id;
 	struct sim_stream *streams;
-	struct sim_event *events;
+	struct sim_stream *free_streams;
+	struct event_table events;
 
 	pthread_mutex_t vm_lock;
 	struct sim_vm vm;

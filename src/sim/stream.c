@@ -5,6 +5,11 @@
 
 #include "sched.h"
 
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
 struct sim_stream *sched_stream(aclrtStream handle)
 {
 	struct sim_stream *s;
@@ -17,9 +22,23 @@ struct sim_stream *sched_stream(aclrtStream handle)
 
 void sched_sync_stream(struct sim_stream *s)
 {
-	if (sim.now < s->tail)
-		sim.now = s->tail;
-	s->open_ended = s->open_launched;
+	if (atomic_load(&sim.now) < s->tail)
+		atomic_store(&sim.now, s->tail);
+	atomic_store(&s->open_ended, s->open_launched);
+}
+
+/* A destroyed stream's memory if there is one: see struct sim_stream. */
+static struct sim_stream *reuse_stream(void)
+{
+	struct sim_stream *s = sim.free_streams;
+
+	if (s) {
+		sim.free_streams = s->next_free;
+		s->tail = 0;
+		s->open_launched = 0;
+		atomic_store(&s->open_ended, 0);
+	}
+	return s;
 }
 
 aclError aclrtCreateStream(aclrtStream *stream)
@@ -30,15 +49,19 @@ aclError aclrtCreateStream(aclrtStream *stream)
 		return ACL_ERROR_UNINITIALIZE;
 	if (!stream)
 		return ACL_ERROR_INVALID_PARAM;
-	s = calloc(1, sizeof(*s));
+	pthread_mutex_lock(&sim.sched_lock);
+	s = reuse_stream();
+	if (!s)
+		s = calloc(1, sizeof(*s));
+	if (s) {
+		s->device = sim_current_device();
+		s->self = s;
+		atomic_store(&s->id, sim.next_stream_id++);
+		HASH_ADD_PTR(sim.streams, self, s);
+	}
+	pthread_mutex_unlock(&sim.sched_lock);
 	if (!s)
 		return ACL_ERROR_BAD_ALLOC;
-	s->device = sim_current_device();
-	s->self = s;
-	pthread_mutex_lock(&sim.sched_lock);
-	s->id = sim.next_stream_id++;
-	HASH_ADD_PTR(sim.streams, self, s);
-	pthread_mutex_unlock(&sim.sched_lock);
 	*stream = s;
 	return ACL_SUCCESS;
 }
@@ -57,14 +80,13 @@ aclError aclrtDestroyStream(aclrtStream stream)
 	s = sched_stream(stream);
 	if (s) {
 		sched_sync_stream(s);
-		sched_forget_stream(s);
 		HASH_DEL(sim.streams, s);
+		atomic_store(&s->id, UINT64_MAX);
+		s->next_free = sim.free_streams;
+		sim.free_streams = s;
 	}
 	pthread_mutex_unlock(&sim.sched_lock);
-	if (!s)
-		return ACL_ERROR_INVALID_PARAM;
-	free(s);
-	return ACL_SUCCESS;
+	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
@@ -107,7 +129,7 @@ aclError npusim_launch(aclrtStream stream, uint64_t ns)
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
 	if (s)
-		s->tail = (s->tail > sim.now ? s->tail : sim.now) + ns;
+		s->tail = max_u64(s->tail, atomic_load(&sim.now)) + ns;
 	pthread_mutex_unlock(&sim.sched_lock);
 	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
@@ -137,23 +159,20 @@ uint64_t npusim_stream_id(aclrtStream stream)
 		return UINT64_MAX;
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
-	id = s ? s->id : UINT64_MAX;
+	id = s ? atomic_load(&s->id) : UINT64_MAX;
 	pthread_mutex_unlock(&sim.sched_lock);
 	return id;
 }
 
 uint64_t npusim_now_ns(void)
 {
-	pthread_mutex_lock(&sim.sched_lock);
-	uint64_t now = sim.now;
-	pthread_mutex_unlock(&sim.sched_lock);
-	return now;
+	return atomic_load(&sim.now);
 }
 
 void npusim_advance_ns(uint64_t ns)
 {
 	pthread_mutex_lock(&sim.sched_lock);
-	sim.now += ns;
+	atomic_fetch_add(&sim.now, ns);
 	pthread_mutex_unlock(&sim.sched_lock);
 }
 
@@ -161,12 +180,14 @@ void sim_sched_reset(void)
 {
 	struct sim_stream *s, *tmp;
 
+	event_table_reset(&sim.events);
 	pthread_mutex_lock(&sim.sched_lock);
-	sched_free_events();
 	HASH_ITER(hh, sim.streams, s, tmp) {
 		HASH_DEL(sim.streams, s);
 		free(s);
 	}
-	sim.now = 0;
+	while ((s = reuse_stream()))
+		free(s);
+	atomic_store(&sim.now, 0);
 	pthread_mutex_unlock(&sim.sched_lock);
 }

@@ -3,6 +3,8 @@
  * recording events at once. Run under TSan to check the locking.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sim_fixture.h"
@@ -102,10 +104,77 @@ static void four_threads_on_two_devices_keep_data_and_counts_straight(void **sta
 	assert_true(mallocs > 1000);
 }
 
+/*
+ * One thread re-records an event behind ever more work while others query
+ * it, which takes no lock: the clock stays at 0, so once the first record
+ * is seen every answer must be a successful NOT_READY. Under TSan this is
+ * the race between the lock-free reader and the writer.
+ */
+#define RECORDS 20000
+
+struct shared_event {
+	aclrtStream stream;
+	aclrtEvent event;
+	atomic_int recorded;
+	atomic_int done;
+};
+
+static void *rerecord(void *arg)
+{
+	struct shared_event *x = arg;
+
+	for (int r = 0; r < RECORDS; r++) {
+		npusim_launch(x->stream, 10);
+		npusim_launch_open(x->stream);
+		aclrtRecordEvent(x->event, x->stream);
+		atomic_store(&x->recorded, 1);
+	}
+	atomic_store(&x->done, 1);
+	return NULL;
+}
+
+static void *query(void *arg)
+{
+	struct shared_event *x = arg;
+	aclrtEventRecordedStatus st;
+	intptr_t wrong = 0;
+
+	while (!atomic_load(&x->recorded))
+		;
+	while (!atomic_load(&x->done))
+		if (aclrtQueryEventStatus(x->event, &st) != ACL_SUCCESS ||
+		    st != ACL_EVENT_RECORDED_STATUS_NOT_READY)
+			wrong++;
+	return (void *)wrong;
+}
+
+static void queries_racing_records_never_see_a_recorded_event_complete(void **state)
+{
+	struct shared_event x = { 0 };
+	pthread_t w, q[THREADS - 1];
+	void *wrong;
+
+	(void)state;
+	assert_int_equal(aclrtCreateStream(&x.stream), ACL_SUCCESS);
+	assert_int_equal(aclrtCreateEvent(&x.event), ACL_SUCCESS);
+	for (int i = 0; i < THREADS - 1; i++)
+		pthread_create(&q[i], NULL, query, &x);
+	pthread_create(&w, NULL, rerecord, &x);
+	pthread_join(w, NULL);
+	for (int i = 0; i < THREADS - 1; i++) {
+		pthread_join(q[i], &wrong);
+		assert_int_equal((intptr_t)wrong, 0);
+	}
+	assert_int_equal(npusim_now_ns(), 0);
+	assert_int_equal(aclrtDestroyEvent(x.event), ACL_SUCCESS);
+	assert_int_equal(aclrtDestroyStream(x.stream), ACL_SUCCESS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SIM_TEST(four_threads_on_two_devices_keep_data_and_counts_straight, two_64mib_devices),
+		SIM_TEST(queries_racing_records_never_see_a_recorded_event_complete, two_64mib_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
