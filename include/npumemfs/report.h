@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "alloc_conf.h"
 #include "flavor.h"
 #include "sbuf.h"
 #include "snapshot.h"
@@ -48,5 +49,28 @@ int report_snapshot_json(struct sbuf *out, const struct npa_snapshot *snap);
  */
 int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
 		      int device_count, const struct npa_flavor *fl);
+
+/*
+ * Memory history entries (npa_history_copy), one compact JSON object a
+ * line, upstream's TraceEntry keys in its order:
+ *   {"action":"alloc","addr":140..,"size":1000,"stream":0,"time_us":17..}
+ * "oom" has "device_free" where the others have "addr".
+ */
+int report_trace_jsonl(struct sbuf *out, const struct npa_trace *t);
+/* An action's upstream name ("alloc", "free_requested", ..., "oom"). */
+const char *report_trace_action_name(enum npa_trace_action action);
+
+/*
+ * torch.cuda.memory._snapshot() as the pickle _dump_snapshot writes and
+ * memory_viz reads (protocol 4, opcodes MemoryViz.js accepts): a dict with
+ * "segments" (the keys of report_snapshot_json), "device_traces" (traces[i]
+ * is device i's history, ndevices lists; a NULL traces gives empty lists)
+ * and, for a flavor with PyTorch's settings dialect (cuda) and a conf,
+ * "allocator_settings" (torch_npu's snapshot has none). Binary: the sbuf's
+ * len counts the bytes, which may include NULs.
+ */
+int report_snapshot_pickle(struct sbuf *out, const struct npa_snapshot *snap,
+			   const struct npa_trace *traces, int ndevices,
+			   const struct npa_flavor *fl, const struct npa_conf *conf);
 
 #endif /* NPUMEMFS_REPORT_H */

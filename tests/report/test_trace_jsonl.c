@@ -1,0 +1,68 @@
+/*
+ * test_trace_jsonl.c - memory history entries as JSON lines: one compact
+ * object a line, upstream's TraceEntry keys in its order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <npumemfs/report.h>
+
+#include "history_fixture.h"
+
+static void each_entry_is_one_compact_line(void **state)
+{
+	struct npa_trace t;
+	struct sbuf out;
+
+	(void)state;
+	hf_trace(&t);
+	sbuf_init(&out);
+	assert_int_equal(report_trace_jsonl(&out, &t), 0);
+	assert_string_equal(out.data,
+		"{\"action\":\"segment_alloc\",\"addr\":139888158572544,\"size\":2097152,"
+		"\"stream\":0,\"time_us\":1700000000000000}\n"
+		"{\"action\":\"alloc\",\"addr\":139888158572544,\"size\":1000,"
+		"\"stream\":0,\"time_us\":1700000000000001}\n"
+		"{\"action\":\"oom\",\"device_free\":1048576,\"size\":67109376,"
+		"\"stream\":0,\"time_us\":1700000000000002}\n");
+	sbuf_release(&out);
+}
+
+static void no_entries_append_nothing(void **state)
+{
+	struct npa_trace t = { 0 };
+	struct sbuf out;
+
+	(void)state;
+	sbuf_init(&out);
+	sbuf_puts(&out, "kept");
+	assert_int_equal(report_trace_jsonl(&out, &t), 0);
+	assert_int_equal(out.len, 4);
+	sbuf_release(&out);
+}
+
+static void every_action_has_upstreams_name(void **state)
+{
+	const char *want[] = { "alloc", "free_requested", "free_completed",
+			       "segment_alloc", "segment_free", "segment_map",
+			       "segment_unmap", "snapshot", "oom" };
+
+	(void)state;
+	for (int a = NPA_TRACE_ALLOC; a <= NPA_TRACE_OOM; a++)
+		assert_string_equal(report_trace_action_name(a), want[a]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(each_entry_is_one_compact_line),
+		cmocka_unit_test(no_entries_append_nothing),
+		cmocka_unit_test(every_action_has_upstreams_name),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
