@@ -257,10 +257,19 @@ static uint64_t rss_bytes(void)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* A 64 GiB reservation needs the address space to allow it; valgrind's
+ * does not, so under valgrind the test says it is skipped. */
 static int one_64gib_device(void **state)
 {
-	(void)state;
-	start_sim(1, 64 * GiB);
+	struct npusim_config cfg;
+	static bool reserved;
+
+	npusim_config_default(&cfg, 1, 64 * GiB);
+	int rc = npusim_init(&cfg);
+	if (rc != -ENOMEM)
+		assert_int_equal(rc, 0);
+	reserved = rc == 0;
+	*state = &reserved;
 	return 0;
 }
 
@@ -276,7 +285,10 @@ static void a_32gib_malloc_on_a_64gib_device_costs_no_ram(void **state)
 	uint64_t before = rss_bytes();
 	char *p;
 
-	(void)state;
+	if (!*(bool *)*state) {
+		print_message("SKIP: no room in this address space for a 64 GiB device\n");
+		skip();
+	}
 	assert_int_equal(aclrtMallocAlign32((void **)&p, 32 * GiB, 0), ACL_SUCCESS);
 	p[0] = 1;
 	p[32 * GiB - 1] = 2;
