@@ -21,6 +21,7 @@
 
 #include "daemon_log.h"
 #include "replay_worker.h"
+#include "trace_pipe.h"
 #include "tree.h"
 
 #define NMFS_ERRLEN 1024
@@ -45,6 +46,7 @@ struct nmfs {
 	 * before an unmount leaves its RELEASE unsent, so they are freed here. */
 	struct fh_list open_files;
 	pthread_mutex_t open_files_lock;
+	struct trace_pipe_limit trace_waiters; /* reads of trace/deviceN waiting */
 };
 
 /*

@@ -15,6 +15,7 @@
 
 #include "daemon.h"
 #include "fuse_ops.h"
+#include <fuse_lowlevel.h>
 #include "nodes.h"
 
 struct target {
@@ -31,6 +32,7 @@ struct fh {
 	pthread_mutex_t lock;   /* two threads may read one handle */
 	struct sbuf out;
 	bool fresh;             /* rendered by open, not yet read */
+	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
 	LIST_ENTRY(fh) link;    /* in nmfs.open_files */
 };
 
@@ -256,6 +258,9 @@ static void fh_free(struct nmfs *d, struct fh *fh)
 	LIST_REMOVE(fh, link);
 	pthread_mutex_unlock(&d->open_files_lock);
 	sbuf_release(&fh->out);
+	if (fh->pipe)
+		trace_pipe_release(fh->pipe);
+	free(fh->pipe);
 	pthread_mutex_destroy(&fh->lock);
 	free(fh);
 }
@@ -269,6 +274,13 @@ static int open_node(struct nmfs *d, struct fh *fh, int flags)
 		return -EACCES;
 	if (acc == O_WRONLY)
 		return 0;
+	if (fh->t.e->node->pipe) {
+		fh->pipe = malloc(sizeof(*fh->pipe));
+		if (!fh->pipe)
+			return -ENOMEM;
+		trace_pipe_init(fh->pipe, fh->t.e->device);
+		return 0;
+	}
 	int rc = render(d, fh);
 	fh->fresh = rc == 0;
 	return rc;
@@ -289,6 +301,7 @@ static int hand_out(struct fuse_file_info *fi, struct fh *fh)
 {
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
+	fi->nonseekable = fh->pipe != NULL;
 	return 0;
 }
 
@@ -350,6 +363,32 @@ static int read_node(struct nmfs *d, struct fh *fh, char *buf, size_t size,
 	return rc ? rc : (int)n;
 }
 
+static bool request_interrupted(void *arg)
+{
+	(void)arg;
+	return fuse_interrupted();
+}
+
+static bool session_ending(void *arg)
+{
+	(void)arg;
+	return fuse_session_exited(fuse_get_session(fuse_get_context()->fuse));
+}
+
+/* One reader of a handle at a time: a second one would wait outside the
+ * limit on waiting reads, holding a worker thread. */
+static int read_pipe(struct nmfs *d, struct fh *fh, char *buf, size_t size, int flags)
+{
+	const struct trace_pipe_wait w = { request_interrupted, session_ending, NULL };
+
+	if (pthread_mutex_trylock(&fh->lock))
+		return -EBUSY;
+	ssize_t n = trace_pipe_read(fh->pipe, d->alloc, &d->trace_waiters, &w,
+				    flags & O_NONBLOCK, buf, size);
+	pthread_mutex_unlock(&fh->lock);
+	return (int)n;
+}
+
 static int nmfs_read(const char *path, char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -362,6 +401,8 @@ static int nmfs_read(const char *path, char *buf, size_t size, off_t off,
 	if (fh->t.tensor)
 		return (int)ts_read(store_of(d, &fh->t), fh->tensor, buf, size,
 				    (uint64_t)off);
+	if (fh->pipe)
+		return read_pipe(d, fh, buf, size, fi->flags);
 	if (!fh->t.allocator && !fh->t.e->node->show)
 		return -EACCES;
 	return read_node(d, fh, buf, size, off);

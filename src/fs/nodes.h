@@ -30,6 +30,8 @@ SHOW(show_allocator);
 SHOW(show_alloc_conf);
 SHOW(show_oom);
 SHOW(show_prometheus);
+SHOW(show_snapshot_pickle);
+SHOW(show_record_memory_history);
 /* allocators/NAME.deviceN (not a table row: the set of allocators changes). */
 int show_allocator_stats(struct nmfs *d, unsigned id, int device,
 			 struct sbuf *out);
@@ -42,5 +44,6 @@ STORE(store_replay);
 STORE(store_allocator);
 STORE(store_alloc_conf);
 STORE(store_empty_virt_addr_cache);
+STORE(store_record_memory_history);
 
 #endif /* NPUMEMFS_NODES_H */

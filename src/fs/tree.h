@@ -39,6 +39,7 @@ struct node {
 	mode_t mode;
 	bool per_device;
 	bool constant;  /* content fixed for the daemon's life (README, config) */
+	bool pipe;      /* read as a stream that waits for more (trace_pipe.h) */
 	show_fn show;
 	store_fn store;
 	const char *help;  /* one line for README */

@@ -1,0 +1,56 @@
+/*
+ * trace_pipe.h - trace/deviceN: the memory history as JSON lines, read
+ * like tracefs trace_pipe. A reader starts at the oldest entry the ring
+ * still holds and, once it has read everything, waits for new entries.
+ *
+ * A waiting read holds one of libfuse's few worker threads, so at most
+ * TRACE_PIPE_WAITERS reads wait at once (the next gets EBUSY); a wait
+ * ends when an entry arrives, the request is interrupted (EINTR), or the
+ * session is ending (end of file), so unmounting never waits on a reader.
+ * O_NONBLOCK readers get EAGAIN instead of waiting.
+ */
+#ifndef NPUMEMFS_TRACE_PIPE_H
+#define NPUMEMFS_TRACE_PIPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/sbuf.h>
+
+#define TRACE_PIPE_WAITERS 4
+
+/* One per process: how many reads wait now. */
+struct trace_pipe_limit {
+	int waiting;   /* atomic */
+};
+
+/* One per open file. */
+struct trace_pipe {
+	int device;
+	uint64_t next;      /* number of the next entry to format */
+	struct sbuf text;   /* formatted, not yet read */
+	size_t sent;        /* bytes of text already read */
+};
+
+/* What a wait checks between polls; fs passes FUSE's view of the request. */
+struct trace_pipe_wait {
+	bool (*interrupted)(void *arg);
+	bool (*ending)(void *arg);
+	void *arg;
+};
+
+void trace_pipe_init(struct trace_pipe *p, int device);
+void trace_pipe_release(struct trace_pipe *p);
+/*
+ * Up to `size` bytes of whole or partial lines into buf; waits for
+ * entries unless nonblock. Bytes read, 0 at session end, -EAGAIN,
+ * -EINTR, -EBUSY (too many waiting) or -ENOMEM.
+ */
+ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
+			const struct trace_pipe_wait *w, bool nonblock, char *buf,
+			size_t size);
+
+#endif /* NPUMEMFS_TRACE_PIPE_H */
