@@ -10,9 +10,11 @@ vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect
     --error-exitcode=99)
 failed=0 passed=0
 
+# run NAME "VAR=VALUE ..." COMMAND...: COMMAND under memcheck with VARs set.
 run() {
-	local name=$1; shift
-	if "${vg[@]}" "$@" >/tmp/memcheck.$$.out 2>&1; then
+	local name=$1 vars=$2; shift 2
+	# shellcheck disable=SC2086
+	if env $vars "${vg[@]}" "$@" >/tmp/memcheck.$$.out 2>&1; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
@@ -22,12 +24,22 @@ run() {
 
 command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
 
-# Every cmocka program (tests labelled unit), with the arguments ctest gives it.
-while read -r name; do
-	run "$name" "$build/bin/$name"
-done < <(ctest --test-dir "$build" -N -L unit | sed -n 's/^ *Test *#[0-9]*: //p')
+# Every C unit test (label unit), run as ctest runs it: same command, same
+# environment (the expandable-segments re-runs set one).
+while IFS='|' read -r name env cmd; do
+	# shellcheck disable=SC2086
+	run "$name" "$env" $cmd
+done < <(ctest --test-dir "$build" --show-only=json-v1 | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    props = {p["name"]: p["value"] for p in t.get("properties", [])}
+    cmd = t.get("command") or []
+    if "unit" not in props.get("LABELS", []) or not cmd or cmd[0].endswith("python3"):
+        continue
+    print(t["name"], " ".join(props.get("ENVIRONMENT", [])), " ".join(cmd), sep="|")
+')
 
-run npumem-replay "$build/bin/npumem-replay" --format stats "$src/contrib/traces/training.trace"
+run npumem-replay "" "$build/bin/npumem-replay" --format stats "$src/contrib/traces/training.trace"
 
 # One daemon session: mount, allocate, read every view, unmount.
 if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then
