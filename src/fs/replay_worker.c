@@ -41,9 +41,21 @@ void rw_init(struct replay_worker *rw, const struct wl_target *target,
 	atomic_init(&rw->stop, false);
 }
 
+/* CPU time of the calling thread; a replay has a thread of its own. */
+static double thread_cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static void publish(struct replay_worker *rw, size_t done, uint64_t delta)
 {
+	double cpu = thread_cpu_seconds();
+
 	pthread_mutex_lock(&rw->lock);
+	rw->cpu_seconds = cpu;
 	rw->done = done;
 	rw->done_total += delta;
 	wl_replay_counters(rw->replay, &rw->counters);
@@ -183,7 +195,7 @@ int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
 	rw->loop = loop;
 	rw->state = RW_RUNNING;
 	rw->done = rw->done_total = rw->rounds = 0;
-	rw->paused = 0;
+	rw->paused = rw->cpu_seconds = 0;
 	memset(&rw->counters, 0, sizeof(rw->counters));
 	rw->error[0] = '\0';
 	clock_gettime(CLOCK_MONOTONIC, &rw->started);
@@ -227,6 +239,9 @@ int rw_format(struct replay_worker *rw, struct sbuf *out)
 			    (unsigned long long)rw->done,
 			    (unsigned long long)rw->total,
 			    secs > 0 ? (double)rw->done_total / secs : 0.0);
+		sbuf_printf(out, "cpu_seconds: %.3f\nevents_per_cpu_second: %.0f\n",
+			    rw->cpu_seconds,
+			    rw->cpu_seconds > 0 ? (double)rw->done_total / rw->cpu_seconds : 0.0);
 		sbuf_printf(out, "allocs: %llu\nfrees: %llu\nooms: %llu\n",
 			    (unsigned long long)rw->counters.allocs,
 			    (unsigned long long)rw->counters.frees,

@@ -45,6 +45,9 @@ struct replay_worker {
 	struct timespec started;
 	double seconds;         /* running time, fixed once it ends */
 	double paused;          /* of which spent between rounds */
+	double cpu_seconds;     /* CPU time of the replay thread: events per CPU
+				 * second shows what readers cost the replay apart
+				 * from sharing the processors with it */
 	char error[WL_ERRLEN];
 };
 

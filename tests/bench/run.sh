@@ -22,6 +22,11 @@ for b in bench_alloc bench_flat bench_replay bench_frag bench_plugin; do
 	echo
 done
 
+if [ -x "$bin/npumemfs" ]; then
+	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" || status=1
+	echo
+fi
+
 # Instructions of one cached-hit pair: callgrind totals of N and 2N pairs,
 # differenced, so start-up and warm-up cancel out. 512 bytes is glibc's
 # fastest path (tcache); 4096 is past it.

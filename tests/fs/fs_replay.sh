@@ -22,6 +22,9 @@ for line in "trace: $WORK/one.trace" "events: 4/4" "allocs: 2" "frees: 1" \
 	"ooms: 1" "error: none" "last_error: none"; do
 	grep -qxF "$line" <<<"$status" || fail "status lacks '$line': $status"
 done
+# The replay thread's own CPU time, and events per CPU second from it.
+grep -qE '^cpu_seconds: [0-9]+\.[0-9]{3}$' <<<"$status" || fail "no cpu_seconds: $status"
+grep -qE '^events_per_cpu_second: [0-9]+$' <<<"$status" || fail "no events_per_cpu_second: $status"
 expect_eq "$(value memory_allocated)" 67109376 "b stays allocated after the replay"
 grep -q '^num_ooms 1$' "$MNT/stats/device0" || fail "the OOM is not counted"
 

@@ -5,9 +5,13 @@
 #     open) against the same for README (constant text), on one mount.
 #     Target: ratio <= 1.5.
 #  2. replay throughput (events/s) with 4 processes reading stats in a loop
-#     against none. Target: ratio >= 0.9.
+#     against none. Target: ratio >= 0.9. On a machine with few cores the
+#     readers mostly take processor time away from the replay; events per
+#     CPU second of the replay thread shows what they cost it otherwise
+#     (lock and cache contention), and is printed beside it.
 #
 # Prints figures; never fails on time. Run: cmake --build B --target bench-fs
+# (tests/bench/run.sh runs it too).
 set -u
 NPUMEMFS=${1:?usage: fs_bench.sh NPUMEMFS}
 [ -c /dev/fuse ] || { echo "SKIP: /dev/fuse is missing"; exit 0; }
@@ -58,7 +62,7 @@ python3 - "$WORK/bench.trace" <<'PY'
 import random, sys
 random.seed(7)
 live, n, lines = [], 0, []
-for i in range(200000):
+for i in range(2000000):
     if live and (len(live) > 300 or random.random() < 0.5):
         lines.append(f"free {live.pop(random.randrange(len(live)))}")
     else:
@@ -72,7 +76,7 @@ PY
 replay() {
 	echo "$WORK/bench.trace" >"$MNT/workload/replay"
 	while grep -q '^state: running$' "$MNT/workload/replay"; do sleep 0.05; done
-	sed -n 's/^events_per_second: //p' "$MNT/workload/replay"
+	sed -n 's/^events_per_\(cpu_\)\{0,1\}second: //p' "$MNT/workload/replay" | paste -sd' '
 }
 reader() {
 	while [ ! -e "$WORK/stop" ]; do cat "$MNT/stats/device0" >/dev/null; done
@@ -83,6 +87,8 @@ for _ in 1 2 3 4; do reader & done
 busy=$(replay)
 touch "$WORK/stop"
 wait $(jobs -p | grep -v "^$PID$") 2>/dev/null
-awk -v a="$alone" -v b="$busy" 'BEGIN {
-	printf "no readers      %10d\n4 stats readers %10d\nratio           %10.2f   (target >= 0.9)\n", a, b, b / a
+echo "$alone $busy" | awk '{
+	printf "                  events/s  events/CPU-s\n"
+	printf "no readers      %10d    %10d\n4 stats readers %10d    %10d\n", $1, $2, $3, $4
+	printf "ratio           %10.2f    %10.2f   (target >= 0.9)\n", $3 / $1, $4 / $2
 }'
