@@ -246,8 +246,9 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
 
 /*
  * torch_npu, expandable mode: a block for 2 MiB or more starts on a
- * base_addr_aligned boundary; the bytes before it stay free in the pool.
- * Only expandable blocks are cut, so inactive_split needs no change.
+ * base_addr_aligned boundary. As upstream, the found block keeps the bytes
+ * before it (and its requested_size) in the pool; the aligned rest is a
+ * new block. Only expandable blocks are cut, so inactive_split needs no change.
  */
 static __attribute__((noinline)) int align_base(struct npa_device *dev,
 						 struct npa_alloc_params *p)
@@ -259,25 +260,25 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 	if (p->size < NPA_ROUND_LARGE || mis == 0 ||
 	    !npa_block_is_expandable(b) || align - mis + p->size > b->size)
 		return 0;
-	struct npa_block *front = npa_block_get(&dev->cache);
-	if (front == NULL)
+	struct npa_block *back = npa_block_get(&dev->cache);
+	if (back == NULL)
 		return -ENOMEM;
-	front->ptr = b->ptr;
-	front->size = align - mis;
-	front->stream = b->stream;
-	front->pool = b->pool;
-	front->seg = b->seg;
-	front->expandable = b->expandable;
-	front->prev = b->prev;
-	front->next = b;
-	if (front->prev != NULL)
-		front->prev->next = front;
-	else
-		b->seg->head = front;
-	b->prev = front;
-	b->ptr += front->size;
-	b->size -= front->size;
-	npa_pool_insert(front->pool, front);
+	size_t offset = align - mis;
+
+	back->ptr = b->ptr + offset;
+	back->size = b->size - offset;
+	back->stream = b->stream;
+	back->pool = b->pool;
+	back->seg = b->seg;
+	back->expandable = b->expandable;
+	back->prev = b;
+	back->next = b->next;
+	if (back->next != NULL)
+		back->next->prev = back;
+	b->next = back;
+	b->size = offset;
+	npa_pool_insert(b->pool, b);
+	p->block = back;
 	return 0;
 }
 
