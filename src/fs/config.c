@@ -42,6 +42,17 @@ struct load {
 
 typedef int (*setter)(struct load *ld, void *field, const char *value);
 
+/*
+ * The reader refuses lines of more than INI_MAX_LINE - 2 characters, and
+ * nmfs_config_format writes each value back as one "key = value" line. A
+ * folder or trace path that resolves to more than that would make mnt/config
+ * show an ini this loader refuses, so it is refused here instead.
+ */
+static bool fits_one_line(const char *key, const char *value)
+{
+	return strlen(key) + 3 + strlen(value) <= INI_MAX_LINE - 2;
+}
+
 struct key {
 	const char *section;
 	const char *name;
@@ -192,6 +203,10 @@ static int set_plugin_dirs(struct load *ld, void *field, const char *v)
 			return fail(ld, -EINVAL, "plugin_dirs: too long");
 		len += (size_t)n;
 	}
+	if (!fits_one_line("plugin_dirs", out))
+		return fail(ld, -EINVAL, "plugin_dirs: resolves to '%s', longer than "
+			    "an ini line can hold (%d characters)", out,
+			    INI_MAX_LINE - 2);
 	strcpy(field, out);
 	return 1;
 }
@@ -216,6 +231,10 @@ static int set_replay(struct load *ld, void *field, const char *v)
 			    strerror(errno));
 	if (!realpath(path, field))
 		strcpy(field, path);
+	if (!fits_one_line("replay", field))
+		return fail(ld, -EINVAL, "replay: resolves to '%s', longer than an "
+			    "ini line can hold (%d characters)", (char *)field,
+			    INI_MAX_LINE - 2);
 	return 1;
 }
 

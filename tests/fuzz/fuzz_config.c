@@ -67,8 +67,10 @@ static void check_round_trip(const struct nmfs_config *cfg)
 	if (fd < 0)
 		return;
 	nmfs_config_default(&again);
-	if (nmfs_config_load(&again, path, err, sizeof(err)) != 0)
+	if (nmfs_config_load(&again, path, err, sizeof(err)) != 0) {
+		fprintf(stderr, "formatted configuration refused: %s\n", err);
 		abort();
+	}
 	close(fd);
 	memcpy(again.path, cfg->path, sizeof(again.path));
 	if (memcmp(&again, cfg, sizeof(again)) != 0)
