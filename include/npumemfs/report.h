@@ -57,8 +57,6 @@ int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
  * "oom" has "device_free" where the others have "addr".
  */
 int report_trace_jsonl(struct sbuf *out, const struct npa_trace *t);
-/* An action's upstream name ("alloc", "free_requested", ..., "oom"). */
-const char *report_trace_action_name(enum npa_trace_action action);
 
 /*
  * torch.cuda.memory._snapshot() as the pickle _dump_snapshot writes and

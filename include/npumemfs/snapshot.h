@@ -45,7 +45,21 @@ struct npa_snapshot {
 	struct npa_segment_info *segments;
 };
 
-const char *npa_block_state_name(enum npa_block_state state);
+/* Upstream's state strings. Inline so that the report layer, which does
+ * not link the allocator, reads the same table. */
+static inline const char *npa_block_state_name(enum npa_block_state state)
+{
+	switch (state) {
+	case NPA_BLOCK_ACTIVE_ALLOCATED:
+		return "active_allocated";
+	case NPA_BLOCK_ACTIVE_PENDING_FREE:
+		return "active_pending_free";
+	case NPA_BLOCK_INACTIVE:
+		break;
+	}
+	return "inactive";
+}
+
 void npa_snapshot_release(struct npa_snapshot *snap);
 
 /*
@@ -82,7 +96,23 @@ struct npa_trace {
 	struct npa_trace_entry *entries;
 };
 
-const char *npa_trace_action_name(enum npa_trace_action action);
+/* Upstream's action strings, shared by the allocator and the report layer. */
+static inline const char *npa_trace_action_name(enum npa_trace_action action)
+{
+	static const char *const names[] = {
+		[NPA_TRACE_ALLOC] = "alloc",
+		[NPA_TRACE_FREE_REQUESTED] = "free_requested",
+		[NPA_TRACE_FREE_COMPLETED] = "free_completed",
+		[NPA_TRACE_SEGMENT_ALLOC] = "segment_alloc",
+		[NPA_TRACE_SEGMENT_FREE] = "segment_free",
+		[NPA_TRACE_SEGMENT_MAP] = "segment_map",
+		[NPA_TRACE_SEGMENT_UNMAP] = "segment_unmap",
+		[NPA_TRACE_SNAPSHOT] = "snapshot",
+		[NPA_TRACE_OOM] = "oom",
+	};
+	return (unsigned)action < sizeof(names) / sizeof(names[0]) ? names[action] : "?";
+}
+
 void npa_trace_release(struct npa_trace *t);
 
 #endif /* NPUMEMFS_SNAPSHOT_H */

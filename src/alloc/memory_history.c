@@ -14,22 +14,6 @@
 
 #include "caching_allocator_impl.h"
 
-const char *npa_trace_action_name(enum npa_trace_action action)
-{
-	static const char *const names[] = {
-		[NPA_TRACE_ALLOC] = "alloc",
-		[NPA_TRACE_FREE_REQUESTED] = "free_requested",
-		[NPA_TRACE_FREE_COMPLETED] = "free_completed",
-		[NPA_TRACE_SEGMENT_ALLOC] = "segment_alloc",
-		[NPA_TRACE_SEGMENT_FREE] = "segment_free",
-		[NPA_TRACE_SEGMENT_MAP] = "segment_map",
-		[NPA_TRACE_SEGMENT_UNMAP] = "segment_unmap",
-		[NPA_TRACE_SNAPSHOT] = "snapshot",
-		[NPA_TRACE_OOM] = "oom",
-	};
-	return (unsigned)action < sizeof(names) / sizeof(names[0]) ? names[action] : "?";
-}
-
 void npa_trace_release(struct npa_trace *t)
 {
 	free(t->entries);

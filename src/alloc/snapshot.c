@@ -10,19 +10,6 @@
 
 #include "device.h"
 
-const char *npa_block_state_name(enum npa_block_state state)
-{
-	switch (state) {
-	case NPA_BLOCK_ACTIVE_ALLOCATED:
-		return "active_allocated";
-	case NPA_BLOCK_ACTIVE_PENDING_FREE:
-		return "active_pending_free";
-	case NPA_BLOCK_INACTIVE:
-		break;
-	}
-	return "inactive";
-}
-
 void npa_snapshot_release(struct npa_snapshot *snap)
 {
 	for (size_t i = 0; i < snap->nsegments; i++)

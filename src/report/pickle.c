@@ -133,18 +133,6 @@ static void key_u64(struct sbuf *out, const char *k, uint64_t v)
 	put_u64(out, v);
 }
 
-static const char *state_name(enum npa_block_state state)
-{
-	switch (state) {
-	case NPA_BLOCK_ACTIVE_ALLOCATED:
-		return "active_allocated";
-	case NPA_BLOCK_ACTIVE_PENDING_FREE:
-		return "active_pending_free";
-	default:
-		return "inactive";
-	}
-}
-
 static void put_block(struct sbuf *out, const struct npa_block_info *b)
 {
 	begin(out, OP_EMPTY_DICT);
@@ -152,7 +140,7 @@ static void put_block(struct sbuf *out, const struct npa_block_info *b)
 	key_u64(out, "size", b->size);
 	key_u64(out, "requested_size", b->requested_size);
 	put_str(out, "state");
-	put_str(out, state_name(b->state));
+	put_str(out, npa_block_state_name(b->state));
 	put_str(out, "frames");
 	empty_list(out);
 	op(out, OP_SETITEMS);
@@ -214,7 +202,7 @@ static void put_event(struct sbuf *out, const struct npa_trace_entry *e)
 {
 	begin(out, OP_EMPTY_DICT);
 	put_str(out, "action");
-	put_str(out, report_trace_action_name(e->action));
+	put_str(out, npa_trace_action_name(e->action));
 	key_u64(out, e->action == NPA_TRACE_OOM ? "device_free" : "addr", e->addr);
 	key_u64(out, "size", e->size);
 	key_u64(out, "stream", e->stream);

@@ -15,19 +15,6 @@
 
 #include "json_sbuf.h"
 
-/* Our own names: the report layer does not link the allocator. */
-static const char *state_name(enum npa_block_state state)
-{
-	switch (state) {
-	case NPA_BLOCK_ACTIVE_ALLOCATED:
-		return "active_allocated";
-	case NPA_BLOCK_ACTIVE_PENDING_FREE:
-		return "active_pending_free";
-	default:
-		return "inactive";
-	}
-}
-
 static json_t *u64(uint64_t v)
 {
 	return json_integer((json_int_t)v);
@@ -50,7 +37,7 @@ static json_t *block_json(const struct npa_block_info *b)
 	set(o, "address", u64(b->address), &rc);
 	set(o, "size", u64(b->size), &rc);
 	set(o, "requested_size", u64(b->requested_size), &rc);
-	set(o, "state", json_string(state_name(b->state)), &rc);
+	set(o, "state", json_string(npa_block_state_name(b->state)), &rc);
 	set(o, "frames", json_array(), &rc);
 	if (rc) {
 		json_decref(o);

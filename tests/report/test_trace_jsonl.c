@@ -54,7 +54,7 @@ static void every_action_has_upstreams_name(void **state)
 
 	(void)state;
 	for (int a = NPA_TRACE_ALLOC; a <= NPA_TRACE_OOM; a++)
-		assert_string_equal(report_trace_action_name(a), want[a]);
+		assert_string_equal(npa_trace_action_name(a), want[a]);
 }
 
 int main(void)
