@@ -169,6 +169,24 @@ static void relative_plugin_dirs_are_taken_from_the_ini_folder(void **state)
 	assert_string_equal(fx->cfg.plugin_dirs, want);
 }
 
+/* mnt/config writes each value back on one line; a value that resolves
+ * past what the reader takes in a line (198 characters) is refused. */
+static void plugin_dirs_resolving_past_one_ini_line_are_refused(void **state)
+{
+	struct fixture *fx = *state;
+	char text[256], reason[1024], resolved[512] = "";
+
+	snprintf(text, sizeof(text), "[allocator]\nplugin_dirs = %s\n",
+		 "a,a,a,a,a,a,a,a");
+	for (int i = 0; i < 8; i++)
+		snprintf(resolved + strlen(resolved), sizeof(resolved) - strlen(resolved),
+			 "%s%s/a", i ? "," : "", fx->dir);
+	snprintf(reason, sizeof(reason),
+		 "plugin_dirs: resolves to '%s', longer than an ini line can hold (198 characters)",
+		 resolved);
+	expect_error(fx, text, 2, reason);
+}
+
 static void replay_of_a_missing_trace_names_the_resolved_path(void **state)
 {
 	struct fixture *fx = *state;
@@ -303,6 +321,7 @@ int main(void)
 		T(sizes_accept_bytes_and_binary_suffixes),
 		T(relative_replay_path_is_taken_from_the_ini_folder),
 		T(relative_plugin_dirs_are_taken_from_the_ini_folder),
+		T(plugin_dirs_resolving_past_one_ini_line_are_refused),
 		T(replay_of_a_missing_trace_names_the_resolved_path),
 		T(unknown_section_is_refused_even_when_empty),
 		T(unknown_key_is_refused),
