@@ -29,6 +29,13 @@ static double seconds_since(const struct timespec *start)
 	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+void dlog_flatten(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void dlog_printf(struct dlog *log, const char *fmt, ...)
 {
 	va_list ap;
@@ -47,6 +54,7 @@ void dlog_printf(struct dlog *log, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line + stamp, DLOG_LINE_MAX - (size_t)stamp, fmt, ap);
 	va_end(ap);
+	dlog_flatten(line + stamp);
 	if (log->echo)
 		fprintf(stderr, "npumemfs: %s\n", line + stamp);
 	pthread_mutex_unlock(&log->lock);

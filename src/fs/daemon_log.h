@@ -28,6 +28,12 @@ struct dlog {
 
 void dlog_init(struct dlog *log, bool echo);
 void dlog_destroy(struct dlog *log);
+/*
+ * Control characters (newlines, CR, escapes) in `s` become '?': messages
+ * quote what users wrote, and one message must stay one line that nobody
+ * can forge a log line or a terminal escape into.
+ */
+void dlog_flatten(char *s);
 void dlog_printf(struct dlog *log, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Every line held, oldest first. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon_log.h"
 #include "nodes.h"
 #include "tree.h"
 
@@ -179,6 +180,7 @@ void tree_set_error(struct tree *t, const struct entry *e, const char *msg)
 {
 	pthread_mutex_lock(&t->lock);
 	snprintf(((struct entry *)e)->last_error, TREE_ERRLEN, "%s", msg);
+	dlog_flatten(((struct entry *)e)->last_error);
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -94,5 +94,14 @@ echo 0.5 >"$MNT/devices/device1/memory_fraction" || fail "memory_fraction 0.5"
 expect_eq "$(value memory_fraction 1)" 0.5 "memory_fraction read back"
 expect_eq "$(value memory_fraction 0)" 1 "device0's fraction is untouched"
 
+# A value with control characters is quoted on one line, never verbatim:
+# nobody forges a log line or a terminal escape through a ctl file.
+lines=$(wc -l <"$MNT/log")
+expect_fail "printf '1\\rforged\\033[2J\\n' > '$MNT/ctl/reset_peak_stats'" "Invalid argument"
+expect_eq "$(($(wc -l <"$MNT/log") - lines))" 1 "one refusal, one log line"
+grep -qF "'1?forged?[2J' is not" "$MNT/log" || fail "control characters not shown as '?': $(tail -1 "$MNT/log")"
+grep -qF "last_error: '1?forged?[2J' is not" "$MNT/ctl/reset_peak_stats" || fail "last_error keeps control characters"
+LC_ALL=C grep -q $'[\r\033]' "$MNT/log" && fail "a control character reached the log"
+
 stop_fs
 expect_eq "$STATUS" 0 "exit status after SIGTERM"
