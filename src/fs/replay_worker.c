@@ -106,12 +106,16 @@ static void *thread_main(void *arg)
 
 	for (;;) {
 		rc = run_round(rw, err, sizeof(err));
+		if (rc == 0) {
+			pthread_mutex_lock(&rw->lock);
+			rw->rounds++;
+			pthread_mutex_unlock(&rw->lock);
+		}
 		if (rc || !rw->loop || atomic_load(&rw->stop))
 			break;
 		wl_replay_release_all(rw->replay);
 		nanosleep(&(struct timespec){ 0, ROUND_PAUSE_NS }, NULL);
 		pthread_mutex_lock(&rw->lock);
-		rw->rounds++;
 		rw->paused += ROUND_PAUSE_NS / 1e9;
 		pthread_mutex_unlock(&rw->lock);
 	}

@@ -18,7 +18,7 @@ printf '%s\n' '# two allocations, one freed, one too large for the 4 GiB device'
 echo "$WORK/one.trace" >"$MNT/workload/replay" || fail "starting a replay"
 wait_state done
 status=$(cat "$MNT/workload/replay")
-for line in "trace: $WORK/one.trace" "events: 4/4" "allocs: 2" "frees: 1" \
+for line in "trace: $WORK/one.trace" "rounds: 1" "events: 4/4" "allocs: 2" "frees: 1" \
 	"ooms: 1" "error: none" "last_error: none"; do
 	grep -qxF "$line" <<<"$status" || fail "status lacks '$line': $status"
 done
