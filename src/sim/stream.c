@@ -66,30 +66,9 @@ aclError aclrtCreateStream(aclrtStream *stream)
 	return ACL_SUCCESS;
 }
 
-/* Destroying a stream waits for its work, like a synchronize, so events
- * recorded on it still complete. */
-aclError aclrtDestroyStream(aclrtStream stream)
-{
-	struct sim_stream *s;
-
-	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
-	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
-	pthread_mutex_lock(&sim.sched_lock);
-	s = sched_stream(stream);
-	if (s) {
-		sched_sync_stream(s);
-		HASH_DEL(sim.streams, s);
-		atomic_store(&s->id, UINT64_MAX);
-		s->next_free = sim.free_streams;
-		sim.free_streams = s;
-	}
-	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
-}
-
-aclError aclrtSynchronizeStream(aclrtStream stream)
+/* Run `fn` on the stream behind `stream` under the scheduler lock. */
+static aclError on_stream(aclrtStream stream,
+			  void (*fn)(struct sim_stream *s, uint64_t arg), uint64_t arg)
 {
 	struct sim_stream *s;
 
@@ -98,9 +77,39 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
 	if (s)
-		sched_sync_stream(s);
+		fn(s, arg);
 	pthread_mutex_unlock(&sim.sched_lock);
 	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+}
+
+/* Destroying a stream waits for its work, like a synchronize, so events
+ * recorded on it still complete. */
+static void destroy_locked(struct sim_stream *s, uint64_t unused)
+{
+	(void)unused;
+	sched_sync_stream(s);
+	HASH_DEL(sim.streams, s);
+	atomic_store(&s->id, UINT64_MAX);
+	s->next_free = sim.free_streams;
+	sim.free_streams = s;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream)
+{
+	if (!stream && atomic_load(&sim.up))
+		return ACL_ERROR_INVALID_PARAM;
+	return on_stream(stream, destroy_locked, 0);
+}
+
+static void sync_locked(struct sim_stream *s, uint64_t unused)
+{
+	(void)unused;
+	sched_sync_stream(s);
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+	return on_stream(stream, sync_locked, 0);
 }
 
 aclError aclrtSynchronizeDevice(void)
@@ -120,32 +129,25 @@ aclError aclrtSynchronizeDevice(void)
 	return ACL_SUCCESS;
 }
 
+static void launch_locked(struct sim_stream *s, uint64_t ns)
+{
+	s->tail = max_u64(s->tail, atomic_load(&sim.now)) + ns;
+}
+
 aclError npusim_launch(aclrtStream stream, uint64_t ns)
 {
-	struct sim_stream *s;
+	return on_stream(stream, launch_locked, ns);
+}
 
-	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
-	pthread_mutex_lock(&sim.sched_lock);
-	s = sched_stream(stream);
-	if (s)
-		s->tail = max_u64(s->tail, atomic_load(&sim.now)) + ns;
-	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+static void launch_open_locked(struct sim_stream *s, uint64_t unused)
+{
+	(void)unused;
+	s->open_launched++;
 }
 
 aclError npusim_launch_open(aclrtStream stream)
 {
-	struct sim_stream *s;
-
-	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
-	pthread_mutex_lock(&sim.sched_lock);
-	s = sched_stream(stream);
-	if (s)
-		s->open_launched++;
-	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return on_stream(stream, launch_open_locked, 0);
 }
 
 uint64_t npusim_stream_id(aclrtStream stream)
