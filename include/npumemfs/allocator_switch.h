@@ -30,6 +30,10 @@ struct sw_options {
 	int device_count;
 	const char *plugin_dirs; /* comma-separated allowed folders ("" none) */
 	uid_t owner;             /* who may own plug-in files besides root */
+	/* Told (outside every switch lock) when a plug-in is unloaded: the
+	 * switch does not log, its owner does. May be NULL. */
+	void (*on_unload)(void *ctx, const char *name, const char *path);
+	void *ctx;
 };
 
 enum sw_kind { SW_CACHING, SW_PLUGIN };

@@ -41,6 +41,8 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->npa = opt->caching;
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
+	sw->on_unload = opt->on_unload;
+	sw->ctx = opt->ctx;
 	sw->caching.kind = SW_CACHING;
 	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
 	sw->caching.since = time(NULL);
@@ -93,12 +95,17 @@ struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e)
 }
 
 /* Unload what sw_unpin unlinked; outside the lock (plug-in code runs). */
-void sw_reap(struct sw_entry *e)
+void sw_reap(struct sw *sw, struct sw_entry *e)
 {
-	if (e) {
-		npl_destroy(e->npl);
-		free(e);
-	}
+	char path[PATH_MAX];
+
+	if (!e)
+		return;
+	snprintf(path, sizeof(path), "%s", npl_plugin(e->npl)->path);
+	npl_destroy(e->npl);
+	if (sw->on_unload)
+		sw->on_unload(sw->ctx, e->name, path);
+	free(e);
 }
 
 void sw_release(struct sw *sw, struct sw_entry *e)
@@ -106,7 +113,7 @@ void sw_release(struct sw *sw, struct sw_entry *e)
 	pthread_mutex_lock(&sw->lock);
 	struct sw_entry *gone = sw_unpin(sw, e);
 	pthread_mutex_unlock(&sw->lock);
-	sw_reap(gone);
+	sw_reap(sw, gone);
 }
 
 struct sw_entry *sw_pin_current(struct sw *sw)
@@ -159,7 +166,7 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 	}
 	struct sw_entry *gone = sw_unpin(sw, e);
 	pthread_mutex_unlock(&sw->lock);
-	sw_reap(gone);
+	sw_reap(sw, gone);
 	return rc;
 }
 
@@ -227,7 +234,7 @@ static void make_current(struct sw *sw, struct sw_entry *e)
 	sw_pin(old);
 	struct sw_entry *gone = sw_unpin(sw, old);
 	pthread_mutex_unlock(&sw->lock);
-	sw_reap(gone);
+	sw_reap(sw, gone);
 }
 
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)

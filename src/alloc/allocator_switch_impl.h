@@ -31,6 +31,8 @@ struct sw {
 	int device_count;
 	char *plugin_dirs;
 	uid_t owner;
+	void (*on_unload)(void *ctx, const char *name, const char *path);
+	void *ctx;
 	struct sw_entry caching;
 	struct sw_entry *current;
 	struct sw_entry *plugins;  /* current and retired plug-ins */
@@ -42,7 +44,7 @@ struct sw {
 /* Pinning keeps an entry loaded while a call runs on it without the lock. */
 void sw_pin(struct sw_entry *e);                               /* lock held */
 struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
-void sw_reap(struct sw_entry *e);                              /* no lock */
+void sw_reap(struct sw *sw, struct sw_entry *e);               /* no lock */
 void sw_release(struct sw *sw, struct sw_entry *e);            /* no lock */
 struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
 

@@ -47,6 +47,14 @@ static int start_alloc(struct nmfs *d, char *err, size_t errlen)
 	return rc;
 }
 
+static void log_unload(void *ctx, const char *name, const char *path)
+{
+	struct nmfs *d = ctx;
+
+	dlog_printf(&d->log, "allocator %s (%s) unloaded: it holds no blocks any more",
+		    name, path);
+}
+
 static int start_switch(struct nmfs *d, char *err, size_t errlen)
 {
 	struct sw_options opt = {
@@ -54,6 +62,8 @@ static int start_switch(struct nmfs *d, char *err, size_t errlen)
 		.device_count = d->device_count,
 		.plugin_dirs = d->cfg.plugin_dirs,
 		.owner = d->uid,
+		.on_unload = log_unload,
+		.ctx = d,
 	};
 	int rc = sw_create(&opt, &d->sw);
 

@@ -27,6 +27,8 @@ truncate -s 3000000 "$T/b"
 cmp -n 2500000 "$WORK/b.bin" "$T/b" || fail "resize lost bytes of b"
 expect_eq "$(grep -c "plugin1" "$CTL")" 0 "plugin1 unloaded after its last block moved"
 [ ! -e "$MNT/allocators/plugin1.device0" ] || fail "allocators/ still lists plugin1"
+grep -qE "allocator plugin1 \(/.*/passthrough\.so\) unloaded: it holds no blocks any more$" "$MNT/log" \
+	|| fail "the log does not say plugin1 was unloaded: $(tail -3 "$MNT/log")"
 
 rm "$T/c"
 expect_eq "$(grep -c "plugin2" "$CTL")" 0 "plugin2 unloaded after rm c"
