@@ -104,6 +104,28 @@ static inline bool npa_block_is_split(const struct npa_block *b)
 	return b->prev != NULL || b->next != NULL;
 }
 
+/* Put `nb` into b's segment chain right before `b` (the new head if b was). */
+static inline void npa_block_link_before(struct npa_block *nb, struct npa_block *b)
+{
+	nb->prev = b->prev;
+	nb->next = b;
+	if (nb->prev != NULL)
+		nb->prev->next = nb;
+	else
+		b->seg->head = nb;
+	b->prev = nb;
+}
+
+/* Put `nb` into b's segment chain right after `b`. */
+static inline void npa_block_link_after(struct npa_block *nb, struct npa_block *b)
+{
+	nb->prev = b;
+	nb->next = b->next;
+	if (nb->next != NULL)
+		nb->next->prev = nb;
+	b->next = nb;
+}
+
 /* Block structs are recycled through a free list, never malloc'd on a cache hit. */
 struct npa_block_cache {
 	struct npa_block *spare;

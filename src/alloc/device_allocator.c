@@ -139,13 +139,7 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 	front->pool = b->pool;
 	front->seg = b->seg;
 	front->expandable = b->expandable;
-	front->prev = b->prev;
-	front->next = b;
-	if (front->prev != NULL)
-		front->prev->next = front;
-	else
-		b->seg->head = front;
-	b->prev = front;
+	npa_block_link_before(front, b);
 	b->ptr += size;
 	b->size -= size;
 	if (keep)
@@ -271,11 +265,7 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 	back->pool = b->pool;
 	back->seg = b->seg;
 	back->expandable = b->expandable;
-	back->prev = b;
-	back->next = b->next;
-	if (back->next != NULL)
-		back->next->prev = back;
-	b->next = back;
+	npa_block_link_after(back, b);
 	b->size = offset;
 	npa_pool_insert(b->pool, b);
 	p->block = back;

@@ -112,11 +112,7 @@ static bool map_block(struct npa_device *dev, struct npa_block *b, size_t size)
 		rest->seg = b->seg;
 		rest->mapped = false;
 		rest->expandable = true;
-		rest->prev = b;
-		rest->next = b->next;
-		if (rest->next != NULL)
-			rest->next->prev = rest;
-		b->next = rest;
+		npa_block_link_after(rest, b);
 		b->size = mapped;
 		RB_INSERT(npa_unmapped_tree, &pool->unmapped, rest);
 	}
@@ -196,13 +192,7 @@ void npa_unmap_block(struct npa_device *dev, struct npa_block *b, bool keep_hand
 	if (before_size > 0) {
 		before->ptr = b->ptr;
 		before->size = before_size;
-		before->prev = b->prev;
-		before->next = b;
-		if (before->prev != NULL)
-			before->prev->next = before;
-		else
-			b->seg->head = before;
-		b->prev = before;
+		npa_block_link_before(before, b);
 		npa_pool_insert(pool, before);
 	} else {
 		npa_block_put(&dev->cache, before);
@@ -210,11 +200,7 @@ void npa_unmap_block(struct npa_device *dev, struct npa_block *b, bool keep_hand
 	if (after_size > 0) {
 		after->ptr = start + n;
 		after->size = after_size;
-		after->prev = b;
-		after->next = b->next;
-		if (after->next != NULL)
-			after->next->prev = after;
-		b->next = after;
+		npa_block_link_after(after, b);
 		npa_pool_insert(pool, after);
 	} else {
 		npa_block_put(&dev->cache, after);
