@@ -18,6 +18,8 @@
 
 #include <npumemfs/report.h>
 
+#include "jansson_budget.h"
+
 #define S1 0x7f3a40000000ull /* 139888158572544 */
 #define S2 0x7f3a60000000ull /* 139888695443456 */
 
@@ -143,21 +145,6 @@ static void no_segments_is_an_empty_list(void **state)
 	sbuf_release(&b);
 }
 
-/* jansson allocations fail after `budget` successes. */
-static int alloc_budget;
-
-static void *tight_malloc(size_t n)
-{
-	return alloc_budget-- > 0 ? malloc(n) : NULL;
-}
-
-static int restore_jansson_allocator(void **state)
-{
-	(void)state;
-	json_set_alloc_funcs(malloc, free);
-	return 0;
-}
-
 /* Every allocation that can fail on the way is one of these budgets. */
 static void enomem_at_any_point_is_reported_and_leaks_nothing(void **state)
 {
@@ -165,10 +152,9 @@ static void enomem_at_any_point_is_reported_and_leaks_nothing(void **state)
 	struct npa_snapshot snap = { .nsegments = 2, .segments = segments };
 	struct sbuf b;
 	sbuf_init(&b);
-	json_set_alloc_funcs(tight_malloc, free);
 	int failures = 0;
 	for (int budget = 0; budget < 200; budget++) {
-		alloc_budget = budget;
+		jansson_budget_set(budget);
 		sbuf_reset(&b);
 		int rc = report_snapshot_json(&b, &snap);
 		if (rc != 0) {
@@ -190,7 +176,7 @@ int main(void)
 		cmocka_unit_test(no_segments_is_an_empty_list),
 		cmocka_unit_test_teardown(
 			enomem_at_any_point_is_reported_and_leaks_nothing,
-			restore_jansson_allocator),
+			jansson_budget_restore),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

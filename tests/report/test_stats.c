@@ -17,6 +17,7 @@
 #include <npumemfs/report.h>
 
 #include "fixtures.h"
+#include "jansson_budget.h"
 
 /* 9 stat arrays x 3 pools x 4 fields + 6 counters + 2 singles x 4 fields */
 #define CUDA_KEYS 122
@@ -187,21 +188,6 @@ static void json_nests_by_dots_with_sorted_keys(void **state)
 	sbuf_release(&b);
 }
 
-/* jansson allocations fail after `budget` successes. */
-static int alloc_budget;
-
-static void *tight_malloc(size_t n)
-{
-	return alloc_budget-- > 0 ? malloc(n) : NULL;
-}
-
-static int restore_jansson_allocator(void **state)
-{
-	(void)state;
-	json_set_alloc_funcs(malloc, free);
-	return 0;
-}
-
 static void json_reports_enomem_when_jansson_runs_out(void **state)
 {
 	(void)state;
@@ -209,9 +195,8 @@ static void json_reports_enomem_when_jansson_runs_out(void **state)
 	struct sbuf b;
 	fixture_distinct(&s);
 	sbuf_init(&b);
-	json_set_alloc_funcs(tight_malloc, free);
 	for (int budget = 0; budget < 40; budget += 7) {
-		alloc_budget = budget;
+		jansson_budget_set(budget);
 		assert_int_equal(report_stats_json(&b, &s, &npa_flavor_npu),
 				 -ENOMEM);
 	}
@@ -228,7 +213,7 @@ int main(void)
 		cmocka_unit_test(json_holds_every_flat_key_with_its_value),
 		cmocka_unit_test(json_nests_by_dots_with_sorted_keys),
 		cmocka_unit_test_teardown(json_reports_enomem_when_jansson_runs_out,
-					  restore_jansson_allocator),
+					  jansson_budget_restore),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
