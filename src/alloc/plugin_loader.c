@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,17 @@
 #include <npumemfs/plugin.h>
 
 #include "plugin_trust.h"
+
+/*
+ * Every dlopen() and dlclose() of this file runs under this lock. glibc
+ * already serialises them with a lock of its own, but that lock lives in
+ * ld.so where thread sanitizers cannot see it: a retired plug-in unloaded
+ * on an allocating thread frees loader memory that a load on the ctl
+ * thread touched last, which TSan reports as a race. Holding a lock it can
+ * see orders the two for the tools, and costs nothing a load notices. It
+ * is process-wide because the dynamic loader is.
+ */
+static pthread_mutex_t loader_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * glibc hands back an already loaded object that answers to the name
@@ -152,7 +164,9 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		free(p);
 		return fd;
 	}
+	pthread_mutex_lock(&loader_lock);
 	rc = load_object(p, fd, err, errlen);
+	pthread_mutex_unlock(&loader_lock);
 	close(fd);
 	if (!rc)
 		rc = resolve_all(p, err, errlen);
@@ -171,7 +185,10 @@ void plugin_close(struct plugin *p)
 {
 	if (!p)
 		return;
-	if (p->handle)
+	if (p->handle) {
+		pthread_mutex_lock(&loader_lock);
 		dlclose(p->handle);
+		pthread_mutex_unlock(&loader_lock);
+	}
 	free(p);
 }

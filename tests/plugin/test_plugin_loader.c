@@ -4,8 +4,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +144,55 @@ static void failed_reload_of_a_loaded_file_does_not_hide_another(void **state)
 	plugin_close(second);
 	plugin_close(first);
 	plugin_tmpdir_remove(&other);
+}
+
+/*
+ * The daemon loads plug-ins on the thread that writes ctl/allocator and
+ * may unload one on any thread that frees its last block. Here a second
+ * thread opens the file already loaded (the loader adds a name to the
+ * loaded object) and closes it again; then this thread's close unloads
+ * the object and frees that name. The threads hand over through relaxed
+ * atomics only, so under TSan nothing but the loader's own locking orders
+ * the two: the test fails there if that locking is invisible to it.
+ */
+struct reopen {
+	atomic_int done;
+	int rc;
+	void *handle;
+};
+
+static void *reopen_and_close(void *arg)
+{
+	struct reopen *r = arg;
+	struct plugin *p = NULL;
+	char e[PLUGIN_ERRLEN], l[2 * PATH_MAX];
+
+	snprintf(l, sizeof(l), "%s fx_alloc fx_free", tmp.so);
+	r->rc = plugin_open(l, tmp.dir, getuid(), 4, &p, e, sizeof(e));
+	if (!r->rc) {
+		r->handle = p->handle;
+		plugin_close(p);
+	}
+	atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+	return NULL;
+}
+
+static void loaded_on_one_thread_unloaded_on_another(void **state)
+{
+	struct plugin *first = NULL;
+	struct reopen r = { .rc = -1 };
+	pthread_t t;
+	(void)state;
+
+	assert_int_equal(open_spec("%s fx_alloc fx_free", tmp.so, &first), 0);
+	void *handle = first->handle;
+	assert_int_equal(pthread_create(&t, NULL, reopen_and_close, &r), 0);
+	while (!atomic_load_explicit(&r.done, memory_order_relaxed))
+		sched_yield();
+	plugin_close(first);
+	pthread_join(t, NULL);
+	assert_int_equal(r.rc, 0);
+	assert_ptr_equal(r.handle, handle);
 }
 
 static void relative_path_is_refused(void **state)
@@ -340,6 +392,7 @@ int main(void)
 		T(init_checked_returning_nonzero_refuses_the_load),
 		T(two_files_loaded_at_once_are_two_objects),
 		T(failed_reload_of_a_loaded_file_does_not_hide_another),
+		T(loaded_on_one_thread_unloaded_on_another),
 		T(relative_path_is_refused),
 		T(unknown_hook_is_refused),
 		T(hook_given_twice_is_refused),
