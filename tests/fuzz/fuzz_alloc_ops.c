@@ -1,0 +1,319 @@
+/*
+ * fuzz_alloc_ops.c - the caching allocator driven by arbitrary operation
+ * sequences on a small simulated device.
+ *
+ * The input's first byte picks the flavor and whether expandable segments
+ * start on; each later op is an opcode byte and its argument bytes. Ops
+ * are malloc, free, record_stream, stream work, clock and synchronize,
+ * empty_cache, empty_virt_addr_cache, run-time alloc_conf changes, memory
+ * fraction, stat resets, snapshots and injected device malloc faults.
+ *
+ * After every op npa_check must hold (every stat recomputed from the
+ * blocks). Every live block carries a tag at both ends, written through
+ * aclrtMemcpy, that must read back unchanged when the block is freed: no
+ * op may move or lose a live block's bytes. A refused alloc_conf write
+ * must leave the settings as they were. At the end every block is freed,
+ * the cache emptied, and the device must have all its memory back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acl/acl_rt.h>
+#include <npumemfs/alloc_conf.h>
+#include <npumemfs/caching_allocator.h>
+#include <npumemfs/npusim.h>
+#include <npumemfs/snapshot.h>
+
+#define MiB ((size_t)1 << 20)
+#define CAPACITY (160 * MiB)
+#define SLOTS 48
+#define STREAMS 3
+
+/* Settings a user may write at run time; some are refused while blocks
+ * are live or in combination, which is part of what is fuzzed. */
+static const char *const conf_writes[] = {
+	"expandable_segments:True",
+	"expandable_segments:False",
+	"max_split_size_mb:20",
+	"max_split_size_mb:200",
+	"garbage_collection_threshold:0.6",
+	"garbage_collection_threshold:0.95",
+	"roundup_power2_divisions:4",
+	"roundup_power2_divisions:[1:2,4:8,>:1]",
+	"max_non_split_rounding_mb:40",
+	"large_segment_size_mb:40",
+	"max_split_size_mb:40,garbage_collection_threshold:0.5",
+	"expandable_segments:True,roundup_power2_divisions:2",
+};
+
+struct slot {
+	void *ptr;
+	size_t size;
+	uint64_t tag;
+};
+
+struct run {
+	struct npa *a;
+	aclrtStream streams[STREAMS];
+	struct slot slots[SLOTS];
+	uint64_t next_tag;
+	const uint8_t *in;
+	size_t len, pos;
+	char err[NPA_ERRLEN];
+};
+
+static void die(const struct run *r, const char *what)
+{
+	fprintf(stderr, "fuzz_alloc_ops: %s (input byte %zu): %s\n", what,
+		r->pos, r->err);
+	abort();
+}
+
+static unsigned byte(struct run *r)
+{
+	return r->pos < r->len ? r->in[r->pos++] : 0;
+}
+
+static aclrtStream stream_arg(struct run *r)
+{
+	return r->streams[byte(r) % STREAMS];
+}
+
+/* Mostly small, some medium, a few large: every pool and segment kind. */
+static size_t size_arg(struct run *r)
+{
+	unsigned kind = byte(r) % 8;
+	size_t hi = byte(r);
+	size_t v = hi << 8 | byte(r);
+
+	if (kind < 5)
+		return 1 + v * 16;                    /* up to 1 MiB */
+	if (kind < 7)
+		return 1 + v * 160;                   /* up to 10 MiB */
+	return 10 * MiB + v * 800;                    /* up to 60 MiB */
+}
+
+static void tag_bytes(const struct slot *s, uint8_t out[16])
+{
+	for (int i = 0; i < 16; i++)
+		out[i] = (uint8_t)(s->tag >> (8 * (i % 8))) ^ (uint8_t)i;
+}
+
+/* Where the tag goes: 16 bytes at both ends, or the start alone when the
+ * two would overlap. */
+static size_t tag_len(const struct slot *s)
+{
+	return s->size < 16 ? s->size : 16;
+}
+
+static uint8_t *tag_end(const struct slot *s)
+{
+	return (uint8_t *)s->ptr + (s->size < 32 ? 0 : s->size - 16);
+}
+
+static void write_tags(struct run *r, const struct slot *s)
+{
+	uint8_t tag[16];
+	size_t n = tag_len(s);
+	uint8_t *end = tag_end(s);
+
+	tag_bytes(s, tag);
+	if (aclrtMemcpy(s->ptr, n, tag, n, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS ||
+	    aclrtMemcpy(end, n, tag, n, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+		die(r, "aclrtMemcpy to a live block failed");
+}
+
+static void check_tags(struct run *r, const struct slot *s)
+{
+	uint8_t tag[16], head[16], tail[16];
+	size_t n = tag_len(s);
+	uint8_t *end = tag_end(s);
+
+	tag_bytes(s, tag);
+	if (aclrtMemcpy(head, n, s->ptr, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS ||
+	    aclrtMemcpy(tail, n, end, n, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS)
+		die(r, "aclrtMemcpy from a live block failed");
+	if (memcmp(head, tag, n) || memcmp(tail, tag, n))
+		die(r, "a live block's bytes changed");
+}
+
+static void op_malloc(struct run *r)
+{
+	struct slot *s = &r->slots[byte(r) % SLOTS];
+	size_t size = size_arg(r);
+	aclrtStream stream = stream_arg(r);
+
+	if (s->ptr)
+		return;
+	int rc = npa_malloc(r->a, 0, size, stream, &s->ptr, r->err, sizeof(r->err));
+	if (rc == -ENOMEM) {
+		if (s->ptr || !r->err[0])
+			die(r, "an OOM without its message, or with a pointer");
+		return;
+	}
+	if (rc || !s->ptr)
+		die(r, "npa_malloc failed other than by OOM");
+	if (npa_block_size(r->a, s->ptr) < size)
+		die(r, "block smaller than the request");
+	s->size = size;
+	s->tag = ++r->next_tag;
+	write_tags(r, s);
+}
+
+static void free_slot(struct run *r, struct slot *s)
+{
+	check_tags(r, s);
+	if (npa_free(r->a, s->ptr, r->err, sizeof(r->err)))
+		die(r, "npa_free of a live block failed");
+	s->ptr = NULL;
+}
+
+static void op_free(struct run *r)
+{
+	struct slot *s = &r->slots[byte(r) % SLOTS];
+
+	if (s->ptr)
+		free_slot(r, s);
+}
+
+static void op_record_stream(struct run *r)
+{
+	struct slot *s = &r->slots[byte(r) % SLOTS];
+	aclrtStream stream = stream_arg(r);
+
+	if (s->ptr && npa_record_stream(r->a, s->ptr, stream))
+		die(r, "record_stream of a live block failed");
+}
+
+static void op_work(struct run *r)
+{
+	aclrtStream stream = stream_arg(r);
+
+	if (byte(r) % 4 == 0)
+		npusim_launch_open(stream);
+	else
+		npusim_launch(stream, 1000 * (byte(r) + 1));
+}
+
+static void op_clock(struct run *r)
+{
+	unsigned k = byte(r) % 3;
+
+	if (k == 0)
+		npusim_advance_ns(10000 * (byte(r) + 1));
+	else if (k == 1)
+		aclrtSynchronizeStream(stream_arg(r));
+	else
+		aclrtSynchronizeDevice();
+}
+
+static void op_set_conf(struct run *r)
+{
+	const char *s = conf_writes[byte(r) % (sizeof(conf_writes) / sizeof(conf_writes[0]))];
+	struct npa_conf before, after;
+
+	npa_get_conf(r->a, &before);
+	r->err[0] = '\0';
+	int rc = npa_set_conf(r->a, s, NPA_ORIGIN_WRITE, r->err, sizeof(r->err));
+	if (rc == 0)
+		return;
+	npa_get_conf(r->a, &after);
+	if ((rc != -EBUSY && rc != -EINVAL) || !r->err[0])
+		die(r, "a refused alloc_conf write without a reason");
+	if (npa_conf_diff(&before, &after, NULL, 0) != 0)
+		die(r, "a refused alloc_conf write changed the settings");
+}
+
+static void op_snapshot(struct run *r)
+{
+	struct npa_snapshot snap;
+
+	if (npa_snapshot(r->a, 0, &snap))
+		die(r, "npa_snapshot failed");
+	npa_snapshot_release(&snap);
+}
+
+static void op_misc(struct run *r)
+{
+	unsigned k = byte(r) % 6;
+
+	if (k == 0)
+		npa_empty_cache(r->a, 0);
+	else if (k == 1)
+		npa_empty_virt_addr_cache(r->a, 0, r->err, sizeof(r->err));
+	else if (k == 2)
+		npa_set_memory_fraction(r->a, 0, 0.25 + (byte(r) % 4) * 0.25,
+					r->err, sizeof(r->err));
+	else if (k == 3)
+		npa_reset_peak_stats(r->a, 0);
+	else if (k == 4)
+		npa_reset_accumulated_stats(r->a, 0);
+	else
+		npusim_fail_nth_malloc(0, byte(r) % 4);
+}
+
+static void (*const ops[])(struct run *) = {
+	op_malloc, op_malloc, op_malloc, op_free, op_free, op_record_stream,
+	op_work, op_clock, op_set_conf, op_snapshot, op_misc,
+};
+
+static void start(struct run *r, unsigned flags)
+{
+	struct npusim_config cfg;
+	const struct npa_flavor *flavor = flags & 1 ? &npa_flavor_cuda : &npa_flavor_npu;
+	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
+
+	npusim_config_default(&cfg, 1, CAPACITY);
+	if (npusim_init(&cfg) || aclrtSetDevice(0) != ACL_SUCCESS)
+		die(r, "cannot start the simulated device");
+	npa_conf_default(&opt.conf, flavor);
+	opt.conf.expandable_segments = (flags & 2) != 0;
+	if (npa_create_err(&opt, &r->a, r->err, sizeof(r->err)))
+		die(r, "npa_create failed");
+	r->streams[0] = NULL;
+	for (int i = 1; i < STREAMS; i++)
+		if (aclrtCreateStream(&r->streams[i]) != ACL_SUCCESS)
+			die(r, "aclrtCreateStream failed");
+}
+
+/* Free everything, empty the cache: the device must be empty again. */
+static void finish(struct run *r)
+{
+	struct npusim_counters c;
+	uint64_t leaked = 0;
+
+	npusim_fail_nth_malloc(0, 0);
+	for (int i = 0; i < SLOTS; i++)
+		if (r->slots[i].ptr)
+			free_slot(r, &r->slots[i]);
+	aclrtSynchronizeDevice();
+	npa_empty_cache(r->a, 0);
+	if (npa_check(r->a, 0, r->err, sizeof(r->err)))
+		die(r, "invariant broken after freeing everything");
+	if (npa_destroy(r->a, &leaked) || leaked)
+		die(r, "blocks leaked");
+	if (npusim_device_counters(0, &c) || c.used || c.live_allocations)
+		die(r, "device memory not all given back");
+	for (int i = 1; i < STREAMS; i++)
+		aclrtDestroyStream(r->streams[i]);
+	npusim_shutdown();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct run r;
+
+	memset(&r, 0, sizeof(r));
+	r.in = data;
+	r.len = size;
+	start(&r, byte(&r));
+	while (r.pos < r.len) {
+		ops[byte(&r) % (sizeof(ops) / sizeof(ops[0]))](&r);
+		if (npa_check(r.a, 0, r.err, sizeof(r.err)))
+			die(&r, "invariant broken");
+	}
+	finish(&r);
+	return 0;
+}
