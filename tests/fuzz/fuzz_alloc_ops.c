@@ -6,7 +6,8 @@
  * start on; each later op is an opcode byte and its argument bytes. Ops
  * are malloc, free, record_stream, stream work, clock and synchronize,
  * empty_cache, empty_virt_addr_cache, run-time alloc_conf changes, memory
- * fraction, stat resets, snapshots and injected device malloc faults.
+ * fraction, stat resets, snapshots, memory history and injected device
+ * malloc faults.
  *
  * After every op npa_check must hold (every stat recomputed from the
  * blocks). Every live block carries a tag at both ends, written through
@@ -46,6 +47,12 @@ static const char *const conf_writes[] = {
 	"large_segment_size_mb:40",
 	"max_split_size_mb:40,garbage_collection_threshold:0.5",
 	"expandable_segments:True,roundup_power2_divisions:2",
+	/* torch_npu's own keys; the cuda flavor refuses them. */
+	"throw_on_npumalloc_oom:True",
+	"throw_on_npumalloc_oom:False",
+	"per_process_memory_fraction:0.5",
+	"segment_size_mb:40",
+	"base_addr_aligned_kb:2",
 };
 
 struct slot {
@@ -235,6 +242,24 @@ static void op_snapshot(struct run *r)
 	npa_snapshot_release(&snap);
 }
 
+/* Memory history on or off (a small ring, so it wraps), or a copy of it. */
+static void op_history(struct run *r)
+{
+	unsigned k = byte(r) % 4;
+	struct npa_trace trace;
+
+	if (k == 0)
+		npa_record_memory_history(r->a, 0, NULL, 0);
+	else if (k == 1)
+		npa_record_memory_history(r->a, 0, "all", 1 + byte(r) % 64);
+	else if (k == 2)
+		npa_record_memory_history(r->a, 0, "state", 16);
+	else if (npa_history_copy(r->a, 0, 0, &trace) == 0)
+		npa_trace_release(&trace);
+	else
+		die(r, "npa_history_copy failed");
+}
+
 static void op_misc(struct run *r)
 {
 	unsigned k = byte(r) % 6;
@@ -256,7 +281,7 @@ static void op_misc(struct run *r)
 
 static void (*const ops[])(struct run *) = {
 	op_malloc, op_malloc, op_malloc, op_free, op_free, op_record_stream,
-	op_work, op_clock, op_set_conf, op_snapshot, op_misc,
+	op_work, op_clock, op_set_conf, op_snapshot, op_history, op_misc,
 };
 
 static void start(struct run *r, unsigned flags)
