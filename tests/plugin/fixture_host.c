@@ -12,17 +12,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-typedef void *aclrtStream;
-
-struct fx_counts {
-	long alloc, free, init, init_devices, reset, fraction, record_stream;
-	double last_fraction;
-	int last_fraction_device;
-	long begin_pool, end_pool, release_pool, base_alloc;
-	ssize_t last_free_size;
-	int last_free_device;
-	aclrtStream last_free_stream;
-};
+#include "fixture_host.h"
 
 static struct fx_counts counts;
 static char same_buffer[4096] __attribute__((aligned(512)));

@@ -16,18 +16,8 @@
 #include <npumemfs/npusim.h>
 #include <npumemfs/pluggable_allocator.h>
 
+#include "fixture_host.h"
 #include "plugin_tmpdir.h"
-
-/* Same layout as fixture_host.c's. */
-struct fx_counts {
-	long alloc, free, init, init_devices, reset, fraction, record_stream;
-	double last_fraction;
-	int last_fraction_device;
-	long begin_pool, end_pool, release_pool, base_alloc;
-	ssize_t last_free_size;
-	int last_free_device;
-	aclrtStream last_free_stream;
-};
 
 #define MiB (1024 * 1024)
 

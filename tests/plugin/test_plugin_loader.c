@@ -19,11 +19,8 @@
 
 #include <npumemfs/plugin.h>
 
+#include "fixture_host.h"
 #include "plugin_tmpdir.h"
-
-struct fx_counts {
-	long alloc, free, init, init_devices;
-};
 
 static struct plugin_tmpdir tmp;
 static char err[PLUGIN_ERRLEN];
