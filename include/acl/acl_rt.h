@@ -133,6 +133,9 @@ ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+/* The stream's number: 0 for a default stream, then 1, 2, ... in creation
+ * order across devices. ACL_ERROR_INVALID_PARAM for an unknown handle. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
 
 /* Events. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);

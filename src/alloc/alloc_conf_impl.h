@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <npumemfs/alloc_conf.h>
+#include "alloc_conf.h"
 
 #define MiB ((size_t)1 << 20)
 #define KiB ((size_t)1 << 10)

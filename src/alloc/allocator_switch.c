@@ -15,7 +15,7 @@
 
 #include <uthash.h>
 
-#include <npumemfs/allocator_switch.h>
+#include "allocator_switch.h"
 
 #include "allocator_switch_impl.h"
 

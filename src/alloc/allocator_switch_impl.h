@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include <npumemfs/allocator_switch.h>
+#include "allocator_switch.h"
 
 struct sw_owner;
 

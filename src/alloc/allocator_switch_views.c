@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/allocator_switch.h>
+#include "allocator_switch.h"
 
 #include "allocator_switch_impl.h"
 

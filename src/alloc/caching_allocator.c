@@ -27,8 +27,8 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 	const struct npa_flavor *flavor = opt->flavor ? opt->flavor : &npa_flavor_npu;
 
 	*out = NULL;
-	if (opt->device_count <= 0) {
-		set_err(err, errlen, "the allocator needs at least one device");
+	if (opt->device_count <= 0 || opt->device_count > NPA_MAX_DEVICES) {
+		set_err(err, errlen, "the allocator needs 1 to 16 devices");
 		return -EINVAL;
 	}
 	struct npa *a = calloc(1, sizeof(*a) + (size_t)opt->device_count * sizeof(a->dev[0]));

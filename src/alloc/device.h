@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <npumemfs/caching_allocator.h>
+#include "caching_allocator.h"
 
 #include "block.h"
 #include "lock.h"

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include <npumemfs/flavor.h>
+#include "flavor.h"
 
 const struct npa_flavor npa_flavor_npu = {
 	.name = "npu",

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <npumemfs/npusim.h>
+#include "stream_id.h"
 
 #include "caching_allocator_impl.h"
 
@@ -37,7 +37,7 @@ void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint6
 
 	h->ring[h->recorded % h->cap] = (struct npa_trace_entry){
 		.action = action, .addr = addr, .size = size,
-		.stream = npusim_stream_id(stream), .time_us = now_us(),
+		.stream = npa_stream_id(stream), .time_us = now_us(),
 	};
 	__atomic_store_n(&h->recorded, h->recorded + 1, __ATOMIC_RELEASE);
 }
@@ -86,7 +86,7 @@ int npa_record_memory_history(struct npa *a, int device, const char *enabled,
 	if (cap > SIZE_MAX / sizeof(struct npa_trace_entry))
 		return -EINVAL;
 	int lo = device < 0 ? 0 : device, hi = device < 0 ? a->ndev : device + 1;
-	struct npa_trace_entry *rings[NPUSIM_MAX_DEVICES] = { 0 };
+	struct npa_trace_entry *rings[NPA_MAX_DEVICES] = { 0 };
 
 	for (int i = lo; i < hi && cap > 0; i++) {
 		rings[i] = malloc(cap * sizeof(*rings[i]));

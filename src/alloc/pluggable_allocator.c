@@ -16,8 +16,8 @@
 #include <bsd/sys/tree.h>
 
 #include <acl/acl_rt.h>
-#include <npumemfs/npusim.h>
-#include <npumemfs/pluggable_allocator.h>
+#include "stream_id.h"
+#include "pluggable_allocator.h"
 
 /* Pointers are at least 512-aligned here, so the low bits carry nothing. */
 static inline unsigned npl_ptr_hash(const void *key)
@@ -265,7 +265,7 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 	nb->size = size;
 	nb->device = device;
 	nb->stream = stream;
-	nb->stream_id = npusim_stream_id(stream);
+	nb->stream_id = npa_stream_id(stream);
 	nb->ptr = a->plugin->alloc((ssize_t)size, device, stream);
 	if (!nb->ptr) {
 		free(nb);

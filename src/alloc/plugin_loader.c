@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <npumemfs/plugin.h>
+#include "plugin_loader.h"
 
 #include "plugin_trust.h"
 

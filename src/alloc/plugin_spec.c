@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <npumemfs/plugin.h>
+#include "plugin_loader.h"
 
 static const char *const hook_names[PLUGIN_NHOOKS] = {
 #define PLUGIN_X(name) #name,

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include <npumemfs/npusim.h>
+#include "stream_id.h"
 
 #include "device.h"
 
@@ -41,7 +41,7 @@ static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
 	*out = (struct npa_segment_info){
 		.device = dev->id,
 		.address = (uint64_t)(uintptr_t)head->ptr,
-		.stream = npusim_stream_id(seg->stream),
+		.stream = npa_stream_id(seg->stream),
 		.is_large = !seg->pool->is_small,
 		.is_expandable = seg->kind == NPA_SEGMENT_EXPANDABLE,
 		.blocks = calloc(n, sizeof(*out->blocks)),

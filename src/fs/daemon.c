@@ -3,40 +3,25 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <npumemfs/npusim.h>
+#include <acl/acl_rt.h>
 
 #include "daemon.h"
 
-static int start_sim(const struct nmfs_config *cfg, char *err, size_t errlen)
+static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
+		       size_t errlen)
 {
-	struct npusim_config sim;
-
-	npusim_config_default(&sim, cfg->device_count, cfg->capacity);
-	for (int i = 0; i < cfg->device_count; i++) {
-		sim.device[i].page_size = cfg->page_size;
-		sim.device[i].malloc_latency_us = cfg->malloc_latency_us;
-		sim.device[i].free_latency_us = cfg->free_latency_us;
-	}
-	int rc = npusim_init(&sim);
-	if (rc)
-		snprintf(err, errlen, "cannot start the simulated NPU: %s",
-			 strerror(-rc));
-	return rc;
-}
-
-static int start_alloc(struct nmfs *d, char *err, size_t errlen)
-{
-	struct npa_options opt = { .flavor = d->cfg.flavor,
-				   .device_count = d->cfg.device_count };
+	struct npa_options opt = { .flavor = d->flavor,
+				   .device_count = d->device_count };
 	char why[NPA_CONF_ERRLEN];
 	int rc;
 
 	npa_conf_default(&opt.conf, opt.flavor);
-	if (d->cfg.alloc_conf[0] &&
-	    (rc = npa_conf_parse(&opt.conf, opt.flavor, d->cfg.alloc_conf,
+	if (alloc_conf[0] &&
+	    (rc = npa_conf_parse(&opt.conf, opt.flavor, alloc_conf,
 				 NPA_ORIGIN_INI, why, sizeof(why)))) {
 		snprintf(err, errlen, "alloc_conf: %s", why);
 		return rc;
@@ -55,12 +40,13 @@ static void log_unload(void *ctx, const char *name, const char *path)
 		    name, path);
 }
 
-static int start_switch(struct nmfs *d, char *err, size_t errlen)
+static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
+			size_t errlen)
 {
 	struct sw_options opt = {
 		.caching = d->alloc,
 		.device_count = d->device_count,
-		.plugin_dirs = d->cfg.plugin_dirs,
+		.plugin_dirs = plugin_dirs,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.ctx = d,
@@ -99,28 +85,55 @@ static void free_tensors(struct nmfs *d)
 	}
 }
 
-int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
+/* Device 0's size, as the runtime reports it, for the start-up line. */
+static unsigned long long device_bytes(void)
+{
+	size_t free_bytes = 0, total = 0;
+
+	if (aclrtSetDevice(0) != ACL_SUCCESS ||
+	    aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total) != ACL_SUCCESS)
+		return 0;
+	return total;
+}
+
+static int copy_options(struct nmfs *d, const struct nmfs_options *opt)
+{
+	d->flavor = opt->flavor;
+	d->device_count = opt->device_count;
+	d->replay_loop = opt->loop;
+	d->config_text = strdup(opt->config_text ? opt->config_text : "");
+	d->replay_path = strdup(opt->replay ? opt->replay : "");
+	return d->config_text && d->replay_path ? 0 : -ENOMEM;
+}
+
+static void free_options(struct nmfs *d)
+{
+	free(d->config_text);
+	free(d->replay_path);
+}
+
+int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen)
 {
+	const char *path = opt->config_path ? opt->config_path : "";
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	d->cfg = *cfg;
-	d->flavor = cfg->flavor;
-	d->device_count = cfg->device_count;
 	d->started = time(NULL);
 	d->uid = getuid();
 	d->gid = getgid();
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);
 	dlog_init(&d->log, true);
-	rc = start_sim(cfg, err, errlen);
+	rc = copy_options(d, opt);
+	if (rc) {
+		snprintf(err, errlen, "out of memory");
+		goto out_log;
+	}
+	rc = start_alloc(d, opt->alloc_conf ? opt->alloc_conf : "", err, errlen);
 	if (rc)
 		goto out_log;
-	rc = start_alloc(d, err, errlen);
-	if (rc)
-		goto out_sim;
-	rc = start_switch(d, err, errlen);
+	rc = start_switch(d, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
 	if (rc)
 		goto out_alloc;
 	rc = start_tensors(d);
@@ -134,8 +147,7 @@ int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 	rw_init(&d->replay, &replay_target, &d->log);
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
-		    (unsigned long long)cfg->capacity, cfg->path[0] ? ", config " : "",
-		    cfg->path);
+		    device_bytes(), path[0] ? ", config " : "", path);
 	return 0;
 
 out_switch:
@@ -143,9 +155,8 @@ out_switch:
 	sw_destroy(d->sw);
 out_alloc:
 	npa_destroy(d->alloc, NULL);
-out_sim:
-	npusim_shutdown();
 out_log:
+	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
@@ -153,9 +164,9 @@ out_log:
 
 int nmfs_start(struct nmfs *d, char *err, size_t errlen)
 {
-	if (!d->cfg.replay[0])
+	if (!d->replay_path[0])
 		return 0;
-	return rw_start(&d->replay, d->cfg.replay, d->cfg.loop, err, errlen);
+	return rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
 }
 
 static int check_devices(struct nmfs *d)
@@ -193,8 +204,8 @@ int nmfs_close(struct nmfs *d)
 	} else {
 		dlog_printf(&d->log, "no leaks");
 	}
-	npusim_shutdown();
 	tree_release(&d->tree);
+	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;

@@ -13,11 +13,9 @@
 #include <sys/queue.h>
 #include <time.h>
 
-#include <npumemfs/allocator_switch.h>
-#include <npumemfs/caching_allocator.h>
-#include <npumemfs/config.h>
-#include <npumemfs/npusim.h>
-#include <npumemfs/tensor_store.h>
+#include "alloc/allocator_switch.h"
+#include "alloc/caching_allocator.h"
+#include "workload/tensor_store.h"
 
 #include "daemon_log.h"
 #include "replay_worker.h"
@@ -29,13 +27,27 @@
 struct fh;
 LIST_HEAD(fh_list, fh);
 
+/* What the program that mounts asks of the daemon (it has read the ini). */
+struct nmfs_options {
+	const struct npa_flavor *flavor;
+	int device_count;          /* devices of the running machine to show */
+	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
+	const char *plugin_dirs;   /* where plug-ins may be loaded from */
+	const char *replay;        /* start-up trace, "" none */
+	bool loop;
+	const char *config_text;   /* what mnt/config shows */
+	const char *config_path;   /* for the log, "" none */
+};
+
 struct nmfs {
-	struct nmfs_config cfg;
+	char *config_text;
+	char *replay_path;       /* start-up trace, "" none */
+	bool replay_loop;
 	struct npa *alloc;       /* the built-in allocator: its settings, OOM reports and checks */
 	struct sw *sw;           /* what tensors, replays and views use: npa or a plug-in */
 	const struct npa_flavor *flavor;
 	int device_count;
-	struct tensor_store *tensors[NPUSIM_MAX_DEVICES];
+	struct tensor_store *tensors[NPA_MAX_DEVICES];
 	struct replay_worker replay;
 	struct tree tree;
 	struct dlog log;
@@ -50,10 +62,10 @@ struct nmfs {
 };
 
 /*
- * Start the simulator and the allocator and build the tree for `cfg`.
+ * Start the allocator on the running machine's devices and build the tree.
  * 0, or a negative errno with the reason in err; nothing is left running.
  */
-int nmfs_open(struct nmfs *d, const struct nmfs_config *cfg, char *err,
+int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen);
 /* Start the configured start-up replay, if any (after daemonizing). */
 int nmfs_start(struct nmfs *d, char *err, size_t errlen);

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include <npumemfs/sbuf.h>
+#include "base/sbuf.h"
 
 #define DLOG_LINES 512
 #define DLOG_LINE_MAX 1280 /* room for a whole OOM report or alloc_conf refusal */

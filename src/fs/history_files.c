@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "daemon.h"
 #include "nodes.h"

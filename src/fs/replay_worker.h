@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include <npumemfs/replay.h>
-#include <npumemfs/sbuf.h>
+#include "workload/replay.h"
+#include "base/sbuf.h"
 
 #include "daemon_log.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "trace_pipe.h"
 

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <npumemfs/caching_allocator.h>
-#include <npumemfs/sbuf.h>
+#include "alloc/caching_allocator.h"
+#include "base/sbuf.h"
 
 #define TRACE_PIPE_WAITERS 4
 

@@ -16,7 +16,7 @@
 
 #include <uthash.h>
 
-#include <npumemfs/sbuf.h>
+#include "base/sbuf.h"
 
 struct nmfs;
 struct entry;

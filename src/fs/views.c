@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include <acl/acl_rt.h>
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "daemon.h"
 #include "nodes.h"
@@ -33,7 +33,7 @@ SHOW(show_readme)
 SHOW(show_config)
 {
 	(void)e;
-	return nmfs_config_format(&d->cfg, out);
+	return sbuf_puts(out, d->config_text);
 }
 
 SHOW(show_log)
@@ -183,7 +183,7 @@ SHOW(show_oom)
 
 SHOW(show_prometheus)
 {
-	struct npa_stats s[NPUSIM_MAX_DEVICES];
+	struct npa_stats s[NPA_MAX_DEVICES];
 
 	(void)e;
 	for (int i = 0; i < d->device_count; i++) {

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include <npumemfs/sbuf.h>
+#include "base/sbuf.h"
 
 /* The layout every JSON file of the mount uses: 2-space indent, newline. */
 #define REPORT_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER)

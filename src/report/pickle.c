@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #define OP_PROTO "\x80"
 #define OP_EMPTY_DICT '}'

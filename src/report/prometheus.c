@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 static const char *const pool_names[NPA_STAT_TYPES] = NPA_STAT_TYPE_NAMES;
 static const char *const field_names[] = NPA_STAT_FIELD_NAMES;

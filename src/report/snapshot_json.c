@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #include "json_sbuf.h"
 

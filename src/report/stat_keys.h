@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <npumemfs/flavor.h>
-#include <npumemfs/stats.h>
+#include "alloc/flavor.h"
+#include "alloc/stats.h"
 
 #define NPA_X(name) +1
 enum {

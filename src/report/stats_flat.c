@@ -4,7 +4,7 @@
  */
 #include <inttypes.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #include "stat_keys.h"
 

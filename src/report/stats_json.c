@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #include "json_sbuf.h"
 #include "stat_keys.h"

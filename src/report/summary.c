@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #define LINE_WIDTH 75
 #define CELL_LEN 32

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include <npumemfs/report.h>
+#include "report.h"
 
 #include "json_sbuf.h"
 

@@ -166,6 +166,16 @@ uint64_t npusim_stream_id(aclrtStream stream)
 	return id;
 }
 
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
+{
+	uint64_t id = npusim_stream_id(stream);
+
+	if (!streamId || id > INT32_MAX)
+		return ACL_ERROR_INVALID_PARAM;
+	*streamId = (int32_t)id;
+	return ACL_SUCCESS;
+}
+
 uint64_t npusim_now_ns(void)
 {
 	return atomic_load(&sim.now);

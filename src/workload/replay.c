@@ -12,7 +12,7 @@
 
 #include <acl/acl_rt.h>
 #include <npumemfs/npusim.h>
-#include <npumemfs/replay.h>
+#include "replay.h"
 
 /* How many events run between two looks at the stop flag. */
 #define STOP_CHECK_INTERVAL 1024
@@ -193,7 +193,9 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
-	/* Open-ended work: the free's event completes only at a sync. */
+	/* Open-ended work: the free's event completes only at a sync. Kernel
+	 * work on a stream has no ACL call, so this is the one place workload
+	 * asks the simulator itself (npusim.h). */
 	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
 	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",

@@ -6,8 +6,8 @@
  * direct call, so replaying against the caching allocator costs one
  * indirect call per event over calling it by name.
  */
-#include <npumemfs/allocator_switch.h>
-#include <npumemfs/replay.h>
+#include "alloc/allocator_switch.h"
+#include "replay.h"
 
 static int npa_t_malloc(void *ctx, int device, size_t size, aclrtStream stream,
 			void **ptr, char *err, size_t errlen)

@@ -13,7 +13,7 @@
 #include <uthash.h>
 
 #include <acl/acl_rt.h>
-#include <npumemfs/tensor_store.h>
+#include "tensor_store.h"
 
 struct tensor {
 	char name[TS_NAME_MAX + 1];

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <npumemfs/trace_gen.h>
+#include "trace_gen.h"
 
 struct gen_rng {
 	uint64_t state;

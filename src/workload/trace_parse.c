@@ -16,8 +16,8 @@
 
 #include <uthash.h>
 
-#include <npumemfs/replay.h>
-#include <npumemfs/size_parse.h>
+#include "replay.h"
+#include "base/size_parse.h"
 
 #define MAX_FIELDS 8
 #define MAX_STREAM INT32_MAX

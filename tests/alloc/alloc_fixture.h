@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/caching_allocator.h>
+#include "alloc/caching_allocator.h"
 #include <npumemfs/npusim.h>
 
 #define KiB ((size_t)1 << 10)

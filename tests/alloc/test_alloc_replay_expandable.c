@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <npumemfs/replay.h>
-#include <npumemfs/trace_gen.h>
+#include "workload/replay.h"
+#include "workload/trace_gen.h"
 
 #include "alloc_fixture.h"
 

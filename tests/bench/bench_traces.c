@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/trace_gen.h>
+#include "workload/trace_gen.h"
 
 #include "bench_traces.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <npumemfs/replay.h>
+#include "workload/replay.h"
 
 #define BENCH_SEED 42
 

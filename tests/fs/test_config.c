@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/config.h>
+#include "tools/config.h"
 
 struct fixture {
 	char dir[64];

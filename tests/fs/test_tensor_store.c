@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/caching_allocator.h>
+#include "alloc/caching_allocator.h"
 #include <npumemfs/npusim.h>
-#include <npumemfs/tensor_store.h>
+#include "workload/tensor_store.h"
 
 #define MiB (1u << 20)
 

@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include <acl/acl_rt.h>
-#include <npumemfs/alloc_conf.h>
-#include <npumemfs/caching_allocator.h>
+#include "alloc/alloc_conf.h"
+#include "alloc/caching_allocator.h"
 #include <npumemfs/npusim.h>
-#include <npumemfs/snapshot.h>
+#include "alloc/snapshot.h"
 
 #define MiB ((size_t)1 << 20)
 #define CAPACITY (160 * MiB)

@@ -14,10 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <npumemfs/alloc_conf.h>
-#include <npumemfs/config.h>
+#include "alloc/alloc_conf.h"
+#include "tools/config.h"
 #include <npumemfs/npusim.h>
-#include <npumemfs/sbuf.h>
+#include "base/sbuf.h"
 
 static int write_memfd(const void *data, size_t size, char *path, size_t pathlen)
 {

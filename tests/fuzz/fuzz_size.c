@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <npumemfs/size_parse.h>
+#include "base/size_parse.h"
 
 static unsigned unit_shift(const char *u)
 {

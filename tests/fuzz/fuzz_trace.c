@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/replay.h>
+#include "workload/replay.h"
 
 #define NAME "t"
 

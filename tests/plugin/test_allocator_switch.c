@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/allocator_switch.h>
+#include "alloc/allocator_switch.h"
 #include <npumemfs/npusim.h>
 
 #define MiB (1024 * 1024)

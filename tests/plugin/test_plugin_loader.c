@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/plugin.h>
+#include "alloc/plugin_loader.h"
 
 #include "fixture_host.h"
 #include "plugin_tmpdir.h"

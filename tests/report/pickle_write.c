@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "history_fixture.h"
 

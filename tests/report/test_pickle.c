@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "history_fixture.h"
 

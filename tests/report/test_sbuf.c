@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/sbuf.h>
+#include "base/sbuf.h"
 
 /* Linked with --wrap=realloc: sbuf's realloc calls land here. */
 void *__real_realloc(void *p, size_t n);

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "jansson_budget.h"
 

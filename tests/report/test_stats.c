@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "fixtures.h"
 #include "jansson_budget.h"

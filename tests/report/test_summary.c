@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "fixtures.h"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/report.h>
+#include "report/report.h"
 
 #include "history_fixture.h"
 

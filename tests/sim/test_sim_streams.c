@@ -42,6 +42,26 @@ static void stream_ids_are_0_for_default_then_1_2_3_in_creation_order(void **sta
 	aclrtDestroyStream(c);
 }
 
+static void acl_stream_get_id_gives_the_same_numbers(void **state)
+{
+	aclrtStream a, b;
+	int32_t id = -1;
+
+	(void)state;
+	assert_int_equal(aclrtStreamGetId(NULL, &id), ACL_SUCCESS);
+	assert_int_equal(id, 0);
+	assert_int_equal(aclrtCreateStream(&a), ACL_SUCCESS);
+	assert_int_equal(aclrtCreateStream(&b), ACL_SUCCESS);
+	assert_int_equal(aclrtStreamGetId(b, &id), ACL_SUCCESS);
+	assert_int_equal(id, (int32_t)npusim_stream_id(b));
+	assert_int_equal(id, 2);
+	assert_int_equal(aclrtStreamGetId(a, NULL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtDestroyStream(a), ACL_SUCCESS);
+	assert_int_equal(aclrtStreamGetId(a, &id), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(id, 2);
+	aclrtDestroyStream(b);
+}
+
 static void an_event_never_recorded_is_complete(void **state)
 {
 	aclrtEvent e;
@@ -297,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SIM_TEST(stream_ids_are_0_for_default_then_1_2_3_in_creation_order, two_8mib_devices),
+		SIM_TEST(acl_stream_get_id_gives_the_same_numbers, two_8mib_devices),
 		SIM_TEST(an_event_never_recorded_is_complete, two_8mib_devices),
 		SIM_TEST(an_event_on_an_idle_stream_is_complete_at_once, two_8mib_devices),
 		SIM_TEST(timed_work_of_100ns_completes_when_the_clock_reaches_100, two_8mib_devices),

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include <npumemfs/npusim.h>
-#include <npumemfs/replay.h>
-#include <npumemfs/trace_gen.h>
+#include "workload/replay.h"
+#include "workload/trace_gen.h"
 
 #include "bad_traces.h"
 

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/allocator_switch.h>
+#include "alloc/allocator_switch.h"
 #include <npumemfs/npusim.h>
-#include <npumemfs/replay.h>
+#include "workload/replay.h"
 
 #define MiB (1024ull * 1024)
 #define CACHING 0

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/replay.h>
-#include <npumemfs/trace_gen.h>
+#include "workload/replay.h"
+#include "workload/trace_gen.h"
 
 struct text {
 	char *data;

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include <npumemfs/replay.h>
+#include "workload/replay.h"
 
 #include "bad_traces.h"
 

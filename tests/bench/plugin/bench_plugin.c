@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include <acl/acl_rt.h>
-#include <npumemfs/allocator_switch.h>
+#include "alloc/allocator_switch.h"
 #include <npumemfs/npusim.h>
 
 #define BLOCKS 64

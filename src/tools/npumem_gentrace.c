@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/trace_gen.h>
+#include "workload/trace_gen.h"
 
 #define EXIT_USAGE 2
 

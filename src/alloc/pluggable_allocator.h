@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin.h"
+#include "plugin_loader.h"
 #include "snapshot.h"
 #include "stats.h"
 

@@ -11,8 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon.h"
-#include "fuse_ops.h"
+#include <npumemfs/npusim.h>
+
+#include "config.h"
+#include "fs/daemon.h"
+#include "fs/fuse_ops.h"
+#include "machine.h"
 #include <fuse_lowlevel.h>
 
 struct cli {
@@ -170,6 +174,38 @@ out_destroy:
 	return rc;
 }
 
+/* The daemon as the ini describes it; mnt/config shows the ini's effect. */
+static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
+		       size_t errlen)
+{
+	struct sbuf text;
+	char *ini = NULL;
+	int rc;
+
+	sbuf_init(&text);
+	rc = nmfs_config_format(cfg, &text);
+	if (rc == 0 && !(ini = strndup(text.data ? text.data : "", text.len)))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		const struct nmfs_options opt = {
+			.flavor = cfg->flavor,
+			.device_count = cfg->device_count,
+			.alloc_conf = cfg->alloc_conf,
+			.plugin_dirs = cfg->plugin_dirs,
+			.replay = cfg->replay,
+			.loop = cfg->loop,
+			.config_text = ini,
+			.config_path = cfg->path,
+		};
+		rc = nmfs_open(d, &opt, err, errlen);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	free(ini);
+	sbuf_release(&text);
+	return rc;
+}
+
 static int start(const struct cli *cli, const struct nmfs_config *cfg)
 {
 	struct fuse_args args;
@@ -184,7 +220,8 @@ static int start(const struct cli *cli, const struct nmfs_config *cfg)
 		fprintf(stderr, "npumemfs: no mount point given (see --help)\n");
 		goto out_args;
 	}
-	if (nmfs_open(&d, cfg, err, sizeof(err))) {
+	if (machine_start(cfg, err, sizeof(err)) ||
+	    open_daemon(&d, cfg, err, sizeof(err))) {
 		fprintf(stderr, "npumemfs: %s\n", err);
 		goto out_opts;
 	}
@@ -192,6 +229,8 @@ static int start(const struct cli *cli, const struct nmfs_config *cfg)
 	if (nmfs_close(&d))
 		rc = rc ? rc : 2;
 out_opts:
+	if (npusim_initialized())
+		machine_stop();
 	free(opts.mountpoint);
 out_args:
 	fuse_opt_free_args(&args);

@@ -29,13 +29,15 @@
 #include "stats.h"
 
 #define NPA_ERRLEN 1024
+/* As many devices as the runtime can have (aclrtGetDeviceCount). */
+#define NPA_MAX_DEVICES 16
 
 struct npa;
 
 struct npa_options {
 	const struct npa_flavor *flavor; /* NULL: npu */
 	struct npa_conf conf;            /* from npa_conf_default + npa_conf_parse */
-	int device_count;                /* devices 0..device_count-1 */
+	int device_count;                /* devices 0..device_count-1, at most NPA_MAX_DEVICES */
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);

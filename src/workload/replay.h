@@ -39,7 +39,7 @@
 
 #include <acl/acl_rt.h>
 
-#include "caching_allocator.h"
+#include "alloc/caching_allocator.h"
 
 #define WL_ERRLEN 512
 #define WL_MAX_DEVICES 16

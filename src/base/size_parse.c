@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <strings.h>
 
-#include <npumemfs/size_parse.h>
+#include "size_parse.h"
 
 struct unit {
 	const char *name;

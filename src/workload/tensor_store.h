@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "allocator_switch.h"
-#include "caching_allocator.h"
+#include "alloc/allocator_switch.h"
+#include "alloc/caching_allocator.h"
 
 #define TS_NAME_MAX 255
 

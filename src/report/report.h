@@ -11,11 +11,11 @@
 
 #include <stdbool.h>
 
-#include "alloc_conf.h"
-#include "flavor.h"
-#include "sbuf.h"
-#include "snapshot.h"
-#include "stats.h"
+#include "alloc/alloc_conf.h"
+#include "alloc/flavor.h"
+#include "base/sbuf.h"
+#include "alloc/snapshot.h"
+#include "alloc/stats.h"
 
 /*
  * memory_stats(): "key value\n" lines sorted by key in byte order, the

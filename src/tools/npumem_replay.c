@@ -27,13 +27,15 @@
 
 #include <limits.h>
 
-#include <npumemfs/allocator_switch.h>
-#include <npumemfs/caching_allocator.h>
-#include <npumemfs/config.h>
 #include <npumemfs/npusim.h>
-#include <npumemfs/replay.h>
-#include <npumemfs/report.h>
-#include <npumemfs/size_parse.h>
+
+#include "alloc/allocator_switch.h"
+#include "alloc/caching_allocator.h"
+#include "base/size_parse.h"
+#include "config.h"
+#include "machine.h"
+#include "report/report.h"
+#include "workload/replay.h"
 
 #define EXIT_USAGE 2
 #define ERRLEN 1024
@@ -228,17 +230,8 @@ static int configure(struct run *r, const struct cli *cli)
 
 static int start_simulator(struct run *r)
 {
-	struct npusim_config sc;
-	int rc;
-
-	npusim_config_default(&sc, r->cfg.device_count, r->cfg.capacity);
-	for (int d = 0; d < sc.device_count; d++) {
-		sc.device[d].page_size = r->cfg.page_size;
-		sc.device[d].malloc_latency_us = r->cfg.malloc_latency_us;
-		sc.device[d].free_latency_us = r->cfg.free_latency_us;
-	}
-	if ((rc = npusim_init(&sc)) != 0)
-		return usage_error("cannot start the simulated NPU: %s", strerror(-rc));
+	if (machine_start(&r->cfg, r->err, sizeof(r->err)) != 0)
+		return usage_error("%s", r->err);
 	r->sim_up = true;
 	return 0;
 }
@@ -375,7 +368,7 @@ static void teardown(struct run *r)
 	if (r->alloc)
 		npa_destroy(r->alloc, NULL);
 	if (r->sim_up)
-		npusim_shutdown();
+		machine_stop();
 	wl_trace_free(r->trace);
 }
 

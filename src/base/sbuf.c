@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <npumemfs/sbuf.h>
+#include "sbuf.h"
 
 #define SBUF_MIN_CAP 256
 

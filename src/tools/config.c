@@ -20,10 +20,10 @@
 
 #include <ini.h>
 
-#include <npumemfs/alloc_conf.h>
-#include <npumemfs/config.h>
+#include "alloc/alloc_conf.h"
+#include "config.h"
 #include <npumemfs/npusim.h>
-#include <npumemfs/size_parse.h>
+#include "base/size_parse.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)

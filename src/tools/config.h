@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flavor.h"
-#include "sbuf.h"
+#include "alloc/flavor.h"
+#include "base/sbuf.h"
 
 #define NMFS_CONFIG_ERRLEN 1024
 

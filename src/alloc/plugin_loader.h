@@ -1,0 +1,96 @@
+/*
+ * plugin_loader.h - how the daemon loads a plug-in: the spec line, the
+ * trust rules for the object, and the resolved functions.
+ */
+#ifndef NPUMEMFS_PLUGIN_LOADER_H
+#define NPUMEMFS_PLUGIN_LOADER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <npumemfs/plugin.h>
+
+/* Hook names accepted in a spec line, in the order they are listed. */
+#define NPUMEMFS_PLUGIN_HOOKS(X)                                               \
+	X(init)                                                                \
+	X(init_checked)                                                        \
+	X(reset)                                                               \
+	X(memory_fraction)                                                     \
+	X(base_alloc)                                                          \
+	X(record_stream)                                                       \
+	X(begin_allocate_to_pool)                                              \
+	X(end_allocate_to_pool)                                                \
+	X(release_pool)
+
+enum plugin_hook {
+#define PLUGIN_X(name) PLUGIN_HOOK_##name,
+	NPUMEMFS_PLUGIN_HOOKS(PLUGIN_X)
+#undef PLUGIN_X
+	PLUGIN_NHOOKS
+};
+
+#define PLUGIN_SYMLEN 128
+#define PLUGIN_ERRLEN 1024
+
+/* A loaded plug-in: the resolved functions and where they came from. */
+struct plugin {
+	char path[PATH_MAX];              /* canonical path of the object */
+	char alloc_name[PLUGIN_SYMLEN];
+	char free_name[PLUGIN_SYMLEN];
+	char hook_name[PLUGIN_NHOOKS][PLUGIN_SYMLEN]; /* "" when not given */
+	time_t loaded_at;
+	void *handle;                    /* dlopen handle */
+	npumemfs_alloc_fn alloc;
+	npumemfs_free_fn free;
+	struct {
+		npumemfs_init_fn init;
+		npumemfs_init_checked_fn init_checked;
+		npumemfs_reset_fn reset;
+		npumemfs_memory_fraction_fn memory_fraction;
+		npumemfs_base_alloc_fn base_alloc;
+		npumemfs_record_stream_fn record_stream;
+		npumemfs_begin_allocate_to_pool_fn begin_allocate_to_pool;
+		npumemfs_end_allocate_to_pool_fn end_allocate_to_pool;
+		npumemfs_release_pool_fn release_pool;
+	} hook;
+};
+
+/* What a spec line names, before anything is opened. */
+struct plugin_spec {
+	char path[PATH_MAX];
+	char alloc_name[PLUGIN_SYMLEN];
+	char free_name[PLUGIN_SYMLEN];
+	char hook_name[PLUGIN_NHOOKS][PLUGIN_SYMLEN];
+};
+
+/* "reset" for PLUGIN_HOOK_reset, and so on. */
+const char *plugin_hook_name(enum plugin_hook hook);
+
+/*
+ * Split a spec line (a trailing newline is allowed). -EINVAL with the
+ * reason in err for a relative path, a missing function name, a bad symbol
+ * name, an unknown or repeated hook.
+ */
+int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
+		      size_t errlen);
+
+/*
+ * Load the plug-in a spec line names and call its init hooks with
+ * `device_count`. The object must lie under one of `allowed_dirs`
+ * (comma-separated absolute folders), be a regular file owned by root or
+ * `owner`, writable by its owner only, in folders that are the same (a
+ * world-writable folder is accepted only with the sticky bit, as /tmp).
+ * The file is opened once and that open file is what gets loaded.
+ *
+ * Errors: -EINVAL bad spec, missing symbol or init_checked refusing;
+ * -ENOENT no such file; -EACCES refused by the rules above; -ENOEXEC not a
+ * loadable shared object. The reason is written to err.
+ */
+int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
+		int device_count, struct plugin **out, char *err, size_t errlen);
+void plugin_close(struct plugin *p);
+
+#endif /* NPUMEMFS_PLUGIN_LOADER_H */
