@@ -15,13 +15,14 @@
 #include "fuse_ops.h"
 #include "nodes.h"
 
-SHOW(show_ctl)
+int show_usage(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	char last[TREE_ERRLEN];
+	const char *name = strrchr(t->node->path, '/') + 1;
 
-	tree_get_error(&d->tree, e, last, sizeof(last));
+	tree_get_error(&d->errors, t, last, sizeof(last));
 	return sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
-			   e->name, e->node->usage, last);
+			   name, t->node->usage, last);
 }
 
 /* "1" is every device (-1); "deviceN" is device N. */
@@ -71,45 +72,51 @@ static int act(struct nmfs *d, const char *value, device_action fn,
 	return 0;
 }
 
-STORE(store_empty_cache)
+int store_empty_cache(struct nmfs *d, const struct target *t,
+		      const char *value, uid_t caller, char *err, size_t errlen)
 {
-	(void)e;
+	(void)t, (void)caller;
 	return act(d, value, sw_empty_cache, "empty_cache", err, errlen);
 }
 
-STORE(store_reset_peak_stats)
+int store_reset_peak_stats(struct nmfs *d, const struct target *t,
+			   const char *value, uid_t caller, char *err, size_t errlen)
 {
-	(void)e;
+	(void)t, (void)caller;
 	return act(d, value, sw_reset_peak_stats, "reset_peak_stats", err, errlen);
 }
 
-STORE(store_reset_accumulated_stats)
+int store_reset_accumulated_stats(struct nmfs *d, const struct target *t,
+				  const char *value, uid_t caller, char *err, size_t errlen)
 {
-	(void)e;
+	(void)t, (void)caller;
 	return act(d, value, sw_reset_accumulated_stats, "reset_accumulated_stats",
 		   err, errlen);
 }
 
-STORE(store_memory_fraction)
+int store_memory_fraction(struct nmfs *d, const struct target *t,
+			  const char *value, uid_t caller, char *err, size_t errlen)
 {
 	char *end;
 	double f;
 
+	(void)caller;
 	errno = 0;
 	f = strtod(value, &end);
 	if (value[0] == '\0' || *end || errno || !isfinite(f) || f <= 0 || f > 1) {
 		snprintf(err, errlen, "'%s' is not a number f with 0 < f <= 1", value);
 		return -EINVAL;
 	}
-	int rc = sw_set_memory_fraction(d->sw, e->device, f, err, errlen);
+	int rc = sw_set_memory_fraction(d->sw, t->device, f, err, errlen);
 	if (rc == 0)
-		dlog_printf(&d->log, "memory_fraction: device%d set to %g", e->device, f);
+		dlog_printf(&d->log, "memory_fraction: device%d set to %g", t->device, f);
 	return rc;
 }
 
-STORE(store_replay)
+int store_replay(struct nmfs *d, const struct target *t,
+		 const char *value, uid_t caller, char *err, size_t errlen)
 {
-	(void)e;
+	(void)t, (void)caller;
 	if (value[0] != '/') {
 		snprintf(err, errlen, "'%s' is not an absolute trace path", value);
 		return -EINVAL;
@@ -121,12 +128,11 @@ STORE(store_replay)
  * Loading a plug-in runs its code in the daemon: only the mount's owner
  * may ask, whatever the file modes or allow_other say.
  */
-STORE(store_allocator)
+int store_allocator(struct nmfs *d, const struct target *t,
+		    const char *value, uid_t caller, char *err, size_t errlen)
 {
-	uid_t uid = fuse_get_context()->uid;
-
-	(void)e;
-	if (uid != d->uid) {
+	(void)t;
+	if (caller != d->uid) {
 		snprintf(err, errlen,
 			 "only the mount's owner (uid %u) may change the allocator",
 			 (unsigned)d->uid);
@@ -138,11 +144,12 @@ STORE(store_allocator)
 	return rc;
 }
 
-STORE(store_empty_virt_addr_cache)
+int store_empty_virt_addr_cache(struct nmfs *d, const struct target *t,
+				const char *value, uid_t caller, char *err, size_t errlen)
 {
 	int device, rc = parse_target(d, value, &device, err, errlen);
 
-	(void)e;
+	(void)t, (void)caller;
 	if (rc)
 		return rc;
 	rc = npa_empty_virt_addr_cache(d->alloc, device, err, errlen);
@@ -156,9 +163,10 @@ STORE(store_empty_virt_addr_cache)
 }
 
 /* Settings apply to the built-in allocator, even while a plug-in is current. */
-STORE(store_alloc_conf)
+int store_alloc_conf(struct nmfs *d, const struct target *t,
+		     const char *value, uid_t caller, char *err, size_t errlen)
 {
-	(void)e;
+	(void)t, (void)caller;
 	int rc = npa_set_conf(d->alloc, value, NPA_ORIGIN_WRITE, err, errlen);
 	if (rc == 0)
 		dlog_printf(&d->log, "alloc_conf: set \"%s\"", value);

@@ -112,7 +112,7 @@ static void free_options(struct nmfs *d)
 	free(d->replay_path);
 }
 
-int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
+int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen)
 {
 	const char *path = opt->config_path ? opt->config_path : "";
@@ -124,6 +124,7 @@ int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	d->gid = getgid();
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);
+	tree_errors_init(&d->errors);
 	dlog_init(&d->log, true);
 	rc = copy_options(d, opt);
 	if (rc) {
@@ -137,8 +138,6 @@ int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	if (rc)
 		goto out_alloc;
 	rc = start_tensors(d);
-	if (rc == 0)
-		rc = tree_build(&d->tree, d->device_count);
 	if (rc) {
 		snprintf(err, errlen, "out of memory");
 		goto out_switch;
@@ -158,11 +157,12 @@ out_alloc:
 out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
+	tree_errors_release(&d->errors);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
 }
 
-int nmfs_start(struct nmfs *d, char *err, size_t errlen)
+int daemon_start_replay(struct nmfs *d, char *err, size_t errlen)
 {
 	if (!d->replay_path[0])
 		return 0;
@@ -185,7 +185,7 @@ static int check_devices(struct nmfs *d)
 	return bad;
 }
 
-int nmfs_close(struct nmfs *d)
+int daemon_fini(struct nmfs *d)
 {
 	uint64_t leaked_bytes = 0;
 
@@ -204,7 +204,7 @@ int nmfs_close(struct nmfs *d)
 	} else {
 		dlog_printf(&d->log, "no leaks");
 	}
-	tree_release(&d->tree);
+	tree_errors_release(&d->errors);
 	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);

@@ -49,7 +49,7 @@ struct nmfs {
 	int device_count;
 	struct tensor_store *tensors[NPA_MAX_DEVICES];
 	struct replay_worker replay;
-	struct tree tree;
+	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;
 	time_t started;
 	uid_t uid;
@@ -65,14 +65,14 @@ struct nmfs {
  * Start the allocator on the running machine's devices and build the tree.
  * 0, or a negative errno with the reason in err; nothing is left running.
  */
-int nmfs_open(struct nmfs *d, const struct nmfs_options *opt, char *err,
+int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen);
 /* Start the configured start-up replay, if any (after daemonizing). */
-int nmfs_start(struct nmfs *d, char *err, size_t errlen);
+int daemon_start_replay(struct nmfs *d, char *err, size_t errlen);
 /*
  * Stop the replay, free live tensors, check the allocator's invariants and
  * report leaks, all into the log. 0 when everything was consistent.
  */
-int nmfs_close(struct nmfs *d);
+int daemon_fini(struct nmfs *d);
 
 #endif /* NPUMEMFS_DAEMON_H */

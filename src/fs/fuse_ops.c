@@ -1,10 +1,12 @@
 /*
- * fuse_ops.c - each FUSE operation, short, over the node table.
+ * fuse_ops.c - each FUSE operation, short, over the rows of the tree.
  *
- * A path is either a tree entry or a tensor (a name inside a tensor
- * directory). Generated files are rendered at open into the open file's
- * own buffer and served with direct_io and st_size 0, as procfs does; a
- * read at offset 0 on a reused handle renders again, as sysfs does.
+ * A path is matched to a target (tree.h): a row and its indexes. Text
+ * files are rendered at open into the open file's own buffer and served
+ * with direct_io and st_size 0, as procfs does; a read at offset 0 on a
+ * reused handle renders again, as sysfs does. Data files (tensors) have
+ * their bytes and size. An open file keeps its target, so it needs no path
+ * after open and outlives an unlink (hard_remove).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,22 +20,13 @@
 #include <fuse_lowlevel.h>
 #include "nodes.h"
 
-struct target {
-	const struct entry *e;  /* the entry, or the tensor's directory */
-	const char *tensor;     /* the tensor's name, or NULL */
-	bool allocator;         /* allocators/NAME.deviceN: */
-	unsigned alloc_id;      /*   which allocator (sw_list's id) */
-	int alloc_device;       /*   and which device */
-};
-
 struct fh {
 	struct target t;
-	char tensor[TS_NAME_MAX + 1];
-	pthread_mutex_t lock;   /* two threads may read one handle */
+	pthread_mutex_t lock;    /* two threads may read one handle */
 	struct sbuf out;
-	bool fresh;             /* rendered by open, not yet read */
+	bool fresh;              /* rendered by open, not yet read */
 	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
-	LIST_ENTRY(fh) link;    /* in nmfs.open_files */
+	LIST_ENTRY(fh) link;     /* in nmfs.open_files */
 };
 
 static struct nmfs *daemon_ctx(void)
@@ -41,63 +34,17 @@ static struct nmfs *daemon_ctx(void)
 	return fuse_get_context()->private_data;
 }
 
-/* "NAME.deviceN" of an allocator the switch holds now. */
-static int resolve_allocator(struct nmfs *d, const char *name, struct target *t)
-{
-	const char *dot = strrchr(name, '.');
-	struct sw_info *all;
-	size_t n;
-	char *end;
-
-	if (!dot || strncmp(dot, ".device", 7) || dot[7] < '0' || dot[7] > '9')
-		return -ENOENT;
-	long device = strtol(dot + 7, &end, 10);
-	if (*end || device >= d->device_count)
-		return -ENOENT;
-	if (sw_list(d->sw, &all, &n))
-		return -ENOMEM;
-	int rc = -ENOENT;
-	for (size_t i = 0; i < n && rc; i++) {
-		if (strlen(all[i].name) == (size_t)(dot - name) &&
-		    !strncmp(all[i].name, name, (size_t)(dot - name))) {
-			t->allocator = true;
-			t->alloc_id = all[i].id;
-			t->alloc_device = (int)device;
-			rc = 0;
-		}
-	}
-	free(all);
-	return rc;
-}
-
-static int resolve(struct nmfs *d, const char *path, struct target *t)
-{
-	char parent[sizeof(((struct entry *)0)->path)];
-	const char *slash = strrchr(path, '/');
-
-	memset(t, 0, sizeof(*t));
-	t->e = tree_find(&d->tree, path);
-	if (t->e)
-		return 0;
-	if (!slash || (size_t)(slash - path) >= sizeof(parent))
-		return -ENOENT;
-	memcpy(parent, path, (size_t)(slash - path));
-	parent[slash - path] = '\0';
-	t->e = tree_find(&d->tree, parent);
-	if (t->e && t->e->node->kind == NODE_ALLOCATORS_DIR)
-		return resolve_allocator(d, slash + 1, t);
-	if (!t->e || t->e->node->kind != NODE_TENSOR_DIR)
-		return -ENOENT;
-	t->tensor = slash + 1;
-	return 0;
-}
-
 static struct fh *fh_of(struct fuse_file_info *fi)
 {
 	return (struct fh *)(uintptr_t)fi->fh;
 }
 
-/* An open file knows its target even after unlink (hard_remove). */
+static bool is_dir(const struct target *t)
+{
+	return t->node->kind == NODE_DIR;
+}
+
+/* The target of an open file, or of `path`. */
 static int resolve_fi(struct nmfs *d, const char *path,
 		      struct fuse_file_info *fi, struct target *t)
 {
@@ -105,24 +52,14 @@ static int resolve_fi(struct nmfs *d, const char *path,
 		*t = fh_of(fi)->t;
 		return 0;
 	}
-	return path ? resolve(d, path, t) : -ENOENT;
+	return path ? tree_resolve(d, path, false, t) : -ENOENT;
 }
 
-static struct tensor_store *store_of(struct nmfs *d, const struct target *t)
-{
-	return d->tensors[t->e->device];
-}
-
-static bool is_dir(const struct target *t)
-{
-	return !t->tensor && !t->allocator && t->e->node->kind != NODE_FILE;
-}
-
-/* The target at `path`, refused unless it is a directory exactly when `dir`. */
+/* The target at `path`, refused unless it is a folder exactly when `dir`. */
 static int resolve_kind(struct nmfs *d, const char *path, bool dir,
 			struct target *t)
 {
-	int rc = resolve(d, path, t);
+	int rc = tree_resolve(d, path, false, t);
 
 	if (rc)
 		return rc;
@@ -131,7 +68,7 @@ static int resolve_kind(struct nmfs *d, const char *path, bool dir,
 	return 0;
 }
 
-static int nmfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
@@ -140,19 +77,31 @@ static int nmfs_getattr(const char *path, struct stat *st, struct fuse_file_info
 
 	if (rc)
 		return rc;
-	if (t.tensor && (rc = ts_size(store_of(d, &t), t.tensor, &size)))
+	if (t.node->data && (rc = t.node->data->size(d, &t, &size)))
 		return rc;
 	memset(st, 0, sizeof(*st));
 	st->st_uid = d->uid;
 	st->st_gid = d->gid;
-	st->st_mode = t.tensor ? S_IFREG | 0600
-		    : t.allocator ? S_IFREG | 0444
-		    : (is_dir(&t) ? S_IFDIR : S_IFREG) | t.e->node->mode;
+	st->st_mode = (is_dir(&t) ? S_IFDIR : S_IFREG) | t.node->mode;
 	st->st_nlink = is_dir(&t) ? 2 : 1;
 	st->st_size = (off_t)size;
-	bool moving = !is_dir(&t) && (t.allocator || !t.e->node->constant);
+	bool moving = !is_dir(&t) && !t.node->constant;
 	st->st_mtime = moving ? time(NULL) : d->started;
 	st->st_atime = st->st_ctime = st->st_mtime;
+	return 0;
+}
+
+/* A folder's handle holds its target: readdir then needs no path. */
+static int fs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	struct target *t = malloc(sizeof(*t));
+	int rc = t ? resolve_kind(daemon_ctx(), path, true, t) : -ENOMEM;
+
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	fi->fh = (uintptr_t)t;
 	return 0;
 }
 
@@ -161,75 +110,37 @@ struct fill_ctx {
 	fuse_fill_dir_t filler;
 };
 
-static int fill_entry(void *arg, const struct entry *e)
+static int fill_name(void *arg, const char *name)
 {
 	struct fill_ctx *c = arg;
 
-	return c->filler(c->buf, e->name, NULL, 0, 0) ? -ENOMEM : 0;
-}
-
-static int fill_tensor(void *arg, const char *name, uint64_t size)
-{
-	struct fill_ctx *c = arg;
-
-	(void)size;
 	return c->filler(c->buf, name, NULL, 0, 0) ? -ENOMEM : 0;
 }
 
-static int fill_allocators(struct nmfs *d, struct fill_ctx *c)
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
+		      off_t off, struct fuse_file_info *fi,
+		      enum fuse_readdir_flags flags)
 {
-	struct sw_info *all = NULL;
-	size_t n = 0;
-	int rc = sw_list(d->sw, &all, &n);
-
-	for (size_t i = 0; i < n && !rc; i++) {
-		for (int dev = 0; dev < d->device_count && !rc; dev++) {
-			char name[sizeof(all[i].name) + 24];
-			snprintf(name, sizeof(name), "%s.device%d", all[i].name, dev);
-			rc = c->filler(c->buf, name, NULL, 0, 0) ? -ENOMEM : 0;
-		}
-	}
-	free(all);
-	return rc;
-}
-
-/* A directory handle is its entry: readdir then needs no path. */
-static int nmfs_opendir(const char *path, struct fuse_file_info *fi)
-{
-	struct target t;
-	int rc = resolve_kind(daemon_ctx(), path, true, &t);
-
-	if (rc)
-		return rc;
-	fi->fh = (uintptr_t)t.e;
-	return 0;
-}
-
-static int nmfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler,
-			off_t off, struct fuse_file_info *fi,
-			enum fuse_readdir_flags flags)
-{
-	struct nmfs *d = daemon_ctx();
 	struct fill_ctx c = { buf, filler };
-	struct target t = { .e = (const struct entry *)(uintptr_t)fi->fh };
+	const struct target *t = (const struct target *)(uintptr_t)fi->fh;
 
 	(void)path, (void)off, (void)flags;
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
-	if (t.e->node->kind == NODE_TENSOR_DIR)
-		return ts_foreach(store_of(d, &t), fill_tensor, &c);
-	if (t.e->node->kind == NODE_ALLOCATORS_DIR)
-		return fill_allocators(d, &c);
-	return tree_children(&d->tree, t.e->path, fill_entry, &c);
+	return tree_list(daemon_ctx(), t, fill_name, &c);
+}
+
+static int fs_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	free((struct target *)(uintptr_t)fi->fh);
+	return 0;
 }
 
 static int render(struct nmfs *d, struct fh *fh)
 {
 	sbuf_reset(&fh->out);
-	int rc = fh->t.allocator
-			 ? show_allocator_stats(d, fh->t.alloc_id, fh->t.alloc_device,
-						&fh->out)
-			 : fh->t.e->node->show(d, fh->t.e, &fh->out);
+	int rc = fh->t.node->show(d, &fh->t, &fh->out);
 	return rc ? rc : fh->out.error;
 }
 
@@ -243,10 +154,6 @@ static struct fh *fh_new(struct nmfs *d, const struct target *t)
 	LIST_INSERT_HEAD(&d->open_files, fh, link);
 	pthread_mutex_unlock(&d->open_files_lock);
 	fh->t = *t;
-	if (t->tensor) {
-		snprintf(fh->tensor, sizeof(fh->tensor), "%s", t->tensor);
-		fh->t.tensor = fh->tensor;
-	}
 	pthread_mutex_init(&fh->lock, NULL);
 	sbuf_init(&fh->out);
 	return fh;
@@ -265,35 +172,54 @@ static void fh_free(struct nmfs *d, struct fh *fh)
 	free(fh);
 }
 
-static int open_node(struct nmfs *d, struct fh *fh, int flags)
+static int open_pipe(struct fh *fh)
 {
-	int acc = flags & O_ACCMODE;
+	fh->pipe = malloc(sizeof(*fh->pipe));
+	if (!fh->pipe)
+		return -ENOMEM;
+	trace_pipe_init(fh->pipe, fh->t.device);
+	return 0;
+}
 
-	/* root passes the kernel's mode check; the node still says no. */
-	if (acc != O_RDONLY && (fh->t.allocator || !fh->t.e->node->store))
-		return -EACCES;
+static int open_text(struct nmfs *d, struct fh *fh, int acc)
+{
 	if (acc == O_WRONLY)
 		return 0;
-	if (fh->t.e->node->pipe) {
-		fh->pipe = malloc(sizeof(*fh->pipe));
-		if (!fh->pipe)
-			return -ENOMEM;
-		trace_pipe_init(fh->pipe, fh->t.e->device);
-		return 0;
-	}
 	int rc = render(d, fh);
 	fh->fresh = rc == 0;
 	return rc;
 }
 
-static int open_tensor(struct nmfs *d, struct fh *fh, int flags)
+static int open_data(struct nmfs *d, struct fh *fh, int flags)
 {
-	uint64_t size;
-	int rc = ts_size(store_of(d, &fh->t), fh->tensor, &size);
+	if (flags & O_TRUNC)
+		return fh->t.node->data->resize(d, &fh->t, 0);
+	return 0;
+}
 
-	if (rc == 0 && (flags & O_TRUNC))
-		rc = ts_resize(store_of(d, &fh->t), fh->tensor, 0, NULL, 0);
-	return rc;
+/* root passes the kernel's mode check; the row still says no. */
+static bool may_write(const struct node *n)
+{
+	return n->store || n->data;
+}
+
+static int open_node(struct nmfs *d, struct fh *fh, int flags)
+{
+	int acc = flags & O_ACCMODE;
+
+	if (acc != O_RDONLY && !may_write(fh->t.node))
+		return -EACCES;
+	switch (fh->t.node->kind) {
+	case NODE_PIPE:
+		return open_pipe(fh);
+	case NODE_DATA:
+		return open_data(d, fh, flags);
+	case NODE_TEXT:
+		return open_text(d, fh, acc);
+	case NODE_DIR:
+		break;
+	}
+	return -EISDIR;
 }
 
 /* Every file reads and writes around the page cache: its text moves. */
@@ -316,7 +242,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	struct fh *fh = fh_new(d, &t);
 	if (!fh)
 		return -ENOMEM;
-	rc = t.tensor ? open_tensor(d, fh, fi->flags) : open_node(d, fh, fi->flags);
+	rc = open_node(d, fh, fi->flags);
 	if (rc) {
 		fh_free(d, fh);
 		return rc;
@@ -324,27 +250,30 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	return hand_out(fi, fh);
 }
 
-static int nmfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+/* Only a data row with a {NAME} takes new files (tensors). */
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
-	int rc = resolve(d, path, &t);
+	int rc = tree_resolve(d, path, true, &t);
 
 	(void)mode;
-	if (rc || !t.tensor)
-		return rc ? -EACCES : -EEXIST;
-	rc = ts_create(store_of(d, &t), t.tensor);
+	if (rc)
+		return -EACCES;
+	if (!t.node->data)
+		return -EEXIST;
+	rc = t.node->data->create(d, &t);
 	if (rc)
 		return rc;
 	struct fh *fh = fh_new(d, &t);
 	if (!fh) {
-		ts_unlink(store_of(d, &t), t.tensor);
+		t.node->data->unlink(d, &t);
 		return -ENOMEM;
 	}
 	return hand_out(fi, fh);
 }
 
-static int read_node(struct nmfs *d, struct fh *fh, char *buf, size_t size,
+static int read_text(struct nmfs *d, struct fh *fh, char *buf, size_t size,
 		     off_t off)
 {
 	int rc = 0;
@@ -389,8 +318,8 @@ static int read_pipe(struct nmfs *d, struct fh *fh, char *buf, size_t size, int 
 	return (int)n;
 }
 
-static int nmfs_read(const char *path, char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+static int fs_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct fh *fh = fh_of(fi);
@@ -398,65 +327,54 @@ static int nmfs_read(const char *path, char *buf, size_t size, off_t off,
 	(void)path;
 	if (off < 0)
 		return -EINVAL;
-	if (fh->t.tensor)
-		return (int)ts_read(store_of(d, &fh->t), fh->tensor, buf, size,
-				    (uint64_t)off);
+	if (fh->t.node->data)
+		return (int)fh->t.node->data->read(d, &fh->t, buf, size, (uint64_t)off);
 	if (fh->pipe)
 		return read_pipe(d, fh, buf, size, fi->flags);
-	if (!fh->t.allocator && !fh->t.e->node->show)
+	if (!fh->t.node->show)
 		return -EACCES;
-	return read_node(d, fh, buf, size, off);
+	return read_text(d, fh, buf, size, off);
 }
 
-static int write_tensor(struct nmfs *d, struct fh *fh, const char *buf,
-			size_t size, off_t off)
+static int refuse(struct nmfs *d, const struct target *t, int rc, const char *why)
 {
-	char err[NPA_ERRLEN] = "";
-	ssize_t rc = ts_write(store_of(d, &fh->t), fh->tensor, buf, size,
-			      (uint64_t)off, err, sizeof(err));
+	char path[PATH_MAX];
 
-	/* An allocator's refusal (a plug-in's too) explains itself in err. */
-	if (rc < 0 && err[0])
-		dlog_printf(&d->log, "tensors/device%d/%s: %s", fh->t.e->device,
-			    fh->tensor, err);
-	return (int)rc;
-}
-
-static int refuse(struct nmfs *d, const struct entry *e, int rc, const char *why)
-{
-	tree_set_error(&d->tree, e, why);
-	dlog_printf(&d->log, "%s: %s", e->path + 1, why);
+	tree_path(t, path, sizeof(path));
+	tree_set_error(&d->errors, t, why);
+	dlog_printf(&d->log, "%s: %s", path + 1, why);
 	return rc;
 }
 
 /* sysfs store: the whole value in one write at offset 0. */
-static int write_node(struct nmfs *d, struct fh *fh, const char *buf,
+static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 		      size_t size, off_t off)
 {
-	const struct entry *e = fh->t.e;
+	const struct target *t = &fh->t;
 	char value[NMFS_WRITE_MAX + 1], err[NMFS_ERRLEN] = "";
 
 	if (off != 0)
-		return refuse(d, e, -EINVAL, "writes must start at offset 0");
+		return refuse(d, t, -EINVAL, "writes must start at offset 0");
 	if (size > NMFS_WRITE_MAX)
-		return refuse(d, e, -EFBIG, "value longer than 4096 bytes");
+		return refuse(d, t, -EFBIG, "value longer than 4096 bytes");
 	if (memchr(buf, '\0', size))
-		return refuse(d, e, -EINVAL, "value contains a NUL byte");
+		return refuse(d, t, -EINVAL, "value contains a NUL byte");
 	memcpy(value, buf, size);
 	value[size] = '\0';
 	if (size && value[size - 1] == '\n')
 		value[size - 1] = '\0';
-	int rc = e->node->store(d, e, value, err, sizeof(err));
+	int rc = t->node->store(d, t, value, fuse_get_context()->uid, err,
+				sizeof(err));
 	if (rc)
-		return refuse(d, e, rc, err[0] ? err : strerror(-rc));
+		return refuse(d, t, rc, err[0] ? err : strerror(-rc));
 	pthread_mutex_lock(&fh->lock);
 	fh->fresh = false;
 	pthread_mutex_unlock(&fh->lock);
 	return (int)size;
 }
 
-static int nmfs_write(const char *path, const char *buf, size_t size, off_t off,
-		      struct fuse_file_info *fi)
+static int fs_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct fh *fh = fh_of(fi);
@@ -464,69 +382,67 @@ static int nmfs_write(const char *path, const char *buf, size_t size, off_t off,
 	(void)path;
 	if (off < 0)
 		return -EINVAL;
-	if (fh->t.tensor)
-		return write_tensor(d, fh, buf, size, off);
-	if (fh->t.allocator || !fh->t.e->node->store)
+	if (fh->t.node->data)
+		return (int)fh->t.node->data->write(d, &fh->t, buf, size,
+						    (uint64_t)off);
+	if (!fh->t.node->store)
 		return -EACCES;
-	return write_node(d, fh, buf, size, off);
+	return write_text(d, fh, buf, size, off);
 }
 
-static int nmfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+/* echo opens a ctl file with O_TRUNC: a truncate of a writable text file
+ * does nothing; a data file takes the new size. */
+static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
-	char err[NPA_ERRLEN] = "";
 	struct target t;
 	int rc = resolve_fi(d, path, fi, &t);
 
 	if (rc)
 		return rc;
-	if (t.allocator)
-		return -EACCES;
-	if (!t.tensor)
-		return t.e->node->store ? 0 : (is_dir(&t) ? -EISDIR : -EACCES);
+	if (is_dir(&t))
+		return -EISDIR;
+	if (!t.node->data)
+		return t.node->store ? 0 : -EACCES;
 	if (size < 0)
 		return -EINVAL;
-	rc = ts_resize(store_of(d, &t), t.tensor, (uint64_t)size, err, sizeof(err));
-	if (rc < 0 && err[0])
-		dlog_printf(&d->log, "tensors/device%d/%s: %s", t.e->device,
-			    t.tensor, err);
-	return rc;
+	return t.node->data->resize(d, &t, (uint64_t)size);
 }
 
-static int nmfs_unlink(const char *path)
+static int fs_unlink(const char *path)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
-	int rc = resolve(d, path, &t);
+	int rc = tree_resolve(d, path, false, &t);
 
 	if (rc)
 		return rc;
-	return t.tensor ? ts_unlink(store_of(d, &t), t.tensor) : -EACCES;
+	return t.node->data ? t.node->data->unlink(d, &t) : -EACCES;
 }
 
-static int nmfs_release(const char *path, struct fuse_file_info *fi)
+static int fs_release(const char *path, struct fuse_file_info *fi)
 {
 	(void)path;
 	fh_free(daemon_ctx(), fh_of(fi));
 	return 0;
 }
 
-void nmfs_release_open_files(struct nmfs *d)
+void fs_release_open_files(struct nmfs *d)
 {
 	while (!LIST_EMPTY(&d->open_files))
 		fh_free(d, LIST_FIRST(&d->open_files));
 }
 
-/* touch on a tensor is harmless; everything else keeps its times. */
-static int nmfs_utimens(const char *path, const struct timespec tv[2],
-			struct fuse_file_info *fi)
+/* touch on a data file is harmless; everything else keeps its times. */
+static int fs_utimens(const char *path, const struct timespec tv[2],
+		      struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
-	int rc = resolve(d, path, &t);
+	int rc = resolve_fi(d, path, fi, &t);
 
-	(void)tv, (void)fi;
-	return rc ? rc : (t.tensor ? 0 : -EACCES);
+	(void)tv;
+	return rc ? rc : (t.node->data ? 0 : -EACCES);
 }
 
 static int refuse_path(const char *path)
@@ -572,7 +488,7 @@ static int refuse_mknod(const char *path, mode_t mode, dev_t rdev)
 	return refuse_path(path);
 }
 
-static void *nmfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	(void)conn;
 	cfg->use_ino = 0;
@@ -584,18 +500,19 @@ static void *nmfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 }
 
 const struct fuse_operations nmfs_ops = {
-	.init = nmfs_init,
-	.getattr = nmfs_getattr,
-	.opendir = nmfs_opendir,
-	.readdir = nmfs_readdir,
+	.init = fs_init,
+	.getattr = fs_getattr,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.releasedir = fs_releasedir,
 	.open = fs_open,
-	.create = nmfs_create,
-	.read = nmfs_read,
-	.write = nmfs_write,
-	.truncate = nmfs_truncate,
-	.unlink = nmfs_unlink,
-	.release = nmfs_release,
-	.utimens = nmfs_utimens,
+	.create = fs_create,
+	.read = fs_read,
+	.write = fs_write,
+	.truncate = fs_truncate,
+	.unlink = fs_unlink,
+	.release = fs_release,
+	.utimens = fs_utimens,
 	.mkdir = refuse_mkdir,
 	.rmdir = refuse_path,
 	.rename = refuse_rename,

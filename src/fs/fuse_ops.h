@@ -14,6 +14,6 @@ extern const struct fuse_operations nmfs_ops;
 
 struct nmfs;
 /* Free the handles of files still open when the loop ended. */
-void nmfs_release_open_files(struct nmfs *d);
+void fs_release_open_files(struct nmfs *d);
 
 #endif /* NPUMEMFS_FUSE_OPS_H */

@@ -25,29 +25,27 @@
  * device_traces is indexed by device, so device N's file lists N + 1
  * traces, only the last one filled: memory_viz shows it as device N.
  */
-SHOW(show_snapshot_pickle)
+int show_snapshot_pickle(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_snapshot snap = { 0 };
-	struct npa_trace *traces = calloc((size_t)e->device + 1, sizeof(*traces));
+	struct npa_trace *traces = calloc((size_t)t->device + 1, sizeof(*traces));
 	struct npa_conf conf;
-	int rc = traces ? sw_snapshot(d->sw, e->device, &snap) : -ENOMEM;
+	int rc = traces ? sw_snapshot(d->sw, t->device, &snap) : -ENOMEM;
 
 	if (rc == 0)
-		rc = npa_history_copy(d->alloc, e->device, 0, &traces[e->device]);
+		rc = npa_history_copy(d->alloc, t->device, 0, &traces[t->device]);
 	npa_get_conf(d->alloc, &conf);
 	if (rc == 0)
-		rc = report_snapshot_pickle(out, &snap, traces, e->device + 1, d->flavor, &conf);
+		rc = report_snapshot_pickle(out, &snap, traces, t->device + 1, d->flavor, &conf);
 	if (traces)
-		npa_trace_release(&traces[e->device]);
+		npa_trace_release(&traces[t->device]);
 	free(traces);
 	npa_snapshot_release(&snap);
 	return rc;
 }
 
-SHOW(show_record_memory_history)
+int show_record_memory_history(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	char last[TREE_ERRLEN];
-
 	for (int i = 0; i < d->device_count; i++) {
 		struct npa_history_state hs;
 		int rc = npa_history_state(d->alloc, i, &hs);
@@ -61,10 +59,7 @@ SHOW(show_record_memory_history)
 		else
 			sbuf_printf(out, "device%d: off\n", i);
 	}
-	tree_get_error(&d->tree, e, last, sizeof(last));
-	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
-		    e->name, e->node->usage, last);
-	return out->error;
+	return show_usage(d, t, out);
 }
 
 static int bad_history(const char *value, char *err, size_t errlen)
@@ -102,13 +97,14 @@ static int parse_history(const char *value, const char **enabled, size_t *max,
 	return 0;
 }
 
-STORE(store_record_memory_history)
+int store_record_memory_history(struct nmfs *d, const struct target *t,
+				const char *value, uid_t caller, char *err, size_t errlen)
 {
 	const char *enabled;
 	size_t max;
 	int rc = parse_history(value, &enabled, &max, err, errlen);
 
-	(void)e;
+	(void)t, (void)caller;
 	if (rc)
 		return rc;
 	rc = npa_record_memory_history(d->alloc, -1, enabled, max);

@@ -1,49 +1,73 @@
 /*
- * nodes.h - how each file of the tree is shown (views.c) and stored (ctl.c).
+ * nodes.h - what the rows of the tree (tree.c) call: how each file is
+ * shown (views.c, history_files.c), how a write is stored (ctl.c), and the
+ * indexes and data of the folders whose files come and go (indexes.c,
+ * tensor_files.c).
  */
 #ifndef NPUMEMFS_NODES_H
 #define NPUMEMFS_NODES_H
 
 #include "tree.h"
 
-#define SHOW(name) int name(struct nmfs *d, const struct entry *e, struct sbuf *out)
-#define STORE(name)                                                            \
-	int name(struct nmfs *d, const struct entry *e, const char *value,     \
-		 char *err, size_t errlen)
+/* views.c */
+int show_readme(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_config(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_log(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_max_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_max_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_mem_info(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_memory_fraction(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_replay(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_allocator(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_allocator_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_oom(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out);
 
-SHOW(show_readme);
-SHOW(show_config);
-SHOW(show_log);
-SHOW(show_stats);
-SHOW(show_stats_json);
-SHOW(show_summary);
-SHOW(show_snapshot_json);
-SHOW(show_memory_allocated);
-SHOW(show_max_memory_allocated);
-SHOW(show_memory_reserved);
-SHOW(show_max_memory_reserved);
-SHOW(show_mem_info);
-SHOW(show_memory_fraction);
-SHOW(show_replay);
-SHOW(show_ctl);
-SHOW(show_allocator);
-SHOW(show_alloc_conf);
-SHOW(show_oom);
-SHOW(show_prometheus);
-SHOW(show_snapshot_pickle);
-SHOW(show_record_memory_history);
-/* allocators/NAME.deviceN (not a table row: the set of allocators changes). */
-int show_allocator_stats(struct nmfs *d, unsigned id, int device,
-			 struct sbuf *out);
+/* history_files.c */
+int show_snapshot_pickle(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_record_memory_history(struct nmfs *d, const struct target *t,
+			       struct sbuf *out);
+int store_record_memory_history(struct nmfs *d, const struct target *t,
+				const char *value, uid_t caller, char *err,
+				size_t errlen);
 
-STORE(store_empty_cache);
-STORE(store_reset_peak_stats);
-STORE(store_reset_accumulated_stats);
-STORE(store_memory_fraction);
-STORE(store_replay);
-STORE(store_allocator);
-STORE(store_alloc_conf);
-STORE(store_empty_virt_addr_cache);
-STORE(store_record_memory_history);
+/* ctl.c */
+/* The "usage: ..." and "last_error: ..." lines that end every ctl file,
+ * and all that a ctl file with nothing else to show shows. */
+int show_usage(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_empty_cache(struct nmfs *d, const struct target *t, const char *value,
+		      uid_t caller, char *err, size_t errlen);
+int store_reset_peak_stats(struct nmfs *d, const struct target *t,
+			   const char *value, uid_t caller, char *err,
+			   size_t errlen);
+int store_reset_accumulated_stats(struct nmfs *d, const struct target *t,
+				  const char *value, uid_t caller, char *err,
+				  size_t errlen);
+int store_memory_fraction(struct nmfs *d, const struct target *t,
+			  const char *value, uid_t caller, char *err,
+			  size_t errlen);
+int store_replay(struct nmfs *d, const struct target *t, const char *value,
+		 uid_t caller, char *err, size_t errlen);
+int store_allocator(struct nmfs *d, const struct target *t, const char *value,
+		    uid_t caller, char *err, size_t errlen);
+int store_alloc_conf(struct nmfs *d, const struct target *t, const char *value,
+		     uid_t caller, char *err, size_t errlen);
+int store_empty_virt_addr_cache(struct nmfs *d, const struct target *t,
+				const char *value, uid_t caller, char *err,
+				size_t errlen);
+
+/* indexes.c: the {NAME}s of tensors/deviceN/ and allocators/. */
+extern const struct node_index tensor_index;
+extern const struct node_index allocator_index;
+
+/* tensor_files.c: tensors/deviceN/NAME. */
+extern const struct data_ops tensor_data;
 
 #endif /* NPUMEMFS_NODES_H */

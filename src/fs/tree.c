@@ -1,76 +1,76 @@
 /*
- * tree.c - the one table that describes the mount.
+ * tree.c - the one table that describes the mount, and paths matched to it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon_log.h"
+#include <uthash.h>
+
+#include "daemon.h"
 #include "nodes.h"
 #include "tree.h"
 
 #define DIR_(p) { .path = p, .kind = NODE_DIR, .mode = 0755 }
-#define DEV_DIR(p) { .path = p, .kind = NODE_DIR, .mode = 0755, .per_device = true }
-#define RO(p, fn, h) { .path = p, .kind = NODE_FILE, .mode = 0444, .per_device = true, .show = fn, .help = h }
-#define CTL(p, fn, h, u) { .path = p, .kind = NODE_FILE, .mode = 0600, .show = show_ctl, .store = fn, .help = h, .usage = u }
+#define RO(p, fn, h) { .path = p, .kind = NODE_TEXT, .mode = 0444, .show = fn, .help = h }
+#define CTL(p, fn, h, u) { .path = p, .kind = NODE_TEXT, .mode = 0600, .show = show_usage, .store = fn, .help = h, .usage = u }
 
-/* Directories come before what they hold. */
+/* Folders come before what they hold. */
 static const struct node nodes[] = {
 	DIR_("/"),
-	{ .path = "/README", .kind = NODE_FILE, .mode = 0444, .constant = true,
+	{ .path = "/README", .kind = NODE_TEXT, .mode = 0444, .constant = true,
 	  .show = show_readme, .help = "what every file is (this file)" },
-	{ .path = "/config", .kind = NODE_FILE, .mode = 0444, .constant = true,
+	{ .path = "/config", .kind = NODE_TEXT, .mode = 0444, .constant = true,
 	  .show = show_config, .help = "the effective configuration, ini text" },
-	{ .path = "/log", .kind = NODE_FILE, .mode = 0444, .show = show_log,
-	  .help = "daemon messages, newest last, stamped with seconds since start" },
+	RO("/log", show_log,
+	   "daemon messages, newest last, stamped with seconds since start"),
 	DIR_("/metrics"),
-	{ .path = "/metrics/npumemfs.prom", .kind = NODE_FILE, .mode = 0444,
-	  .show = show_prometheus,
-	  .help = "memory_stats of every device, Prometheus text (node_exporter textfile collector)" },
+	RO("/metrics/npumemfs.prom", show_prometheus,
+	   "memory_stats of every device, Prometheus text (node_exporter textfile collector)"),
 	DIR_("/stats"),
-	RO("/stats/device%d", show_stats,
+	RO("/stats/device{N}", show_stats,
 	   "memory_stats(N): \"key value\" lines sorted by key"),
-	RO("/stats/device%d.json", show_stats_json,
+	RO("/stats/device{N}.json", show_stats_json,
 	   "memory_stats_as_nested_dict(N) as JSON"),
 	DIR_("/summary"),
-	RO("/summary/device%d", show_summary, "memory_summary(N), upstream's text"),
+	RO("/summary/device{N}", show_summary, "memory_summary(N), upstream's text"),
 	DIR_("/snapshot"),
-	RO("/snapshot/device%d.json", show_snapshot_json,
+	RO("/snapshot/device{N}.json", show_snapshot_json,
 	   "memory_snapshot(): segments of device N with their blocks, JSON"),
-	RO("/snapshot/device%d.pickle", show_snapshot_pickle,
+	RO("/snapshot/device{N}.pickle", show_snapshot_pickle,
 	   "_snapshot() with device_traces, the pickle memory_viz reads (_dump_snapshot)"),
 	DIR_("/trace"),
-	{ .path = "/trace/device%d", .kind = NODE_FILE, .mode = 0444, .per_device = true,
-	  .pipe = true,
+	{ .path = "/trace/device{N}", .kind = NODE_PIPE, .mode = 0444,
 	  .help = "memory history of device N as JSON lines; a read waits for new ones (trace_pipe)" },
 	DIR_("/oom"),
-	RO("/oom/device%d", show_oom,
+	RO("/oom/device{N}", show_oom,
 	   "the last out-of-memory report of device N, upstream's text; empty until one"),
 	DIR_("/devices"),
-	DEV_DIR("/devices/device%d"),
-	RO("/devices/device%d/memory_allocated", show_memory_allocated,
+	DIR_("/devices/device{N}"),
+	RO("/devices/device{N}/memory_allocated", show_memory_allocated,
 	   "bytes in allocated blocks (memory_allocated(N))"),
-	RO("/devices/device%d/max_memory_allocated", show_max_memory_allocated,
+	RO("/devices/device{N}/max_memory_allocated", show_max_memory_allocated,
 	   "peak of memory_allocated since the last reset_peak_stats"),
-	RO("/devices/device%d/memory_reserved", show_memory_reserved,
+	RO("/devices/device{N}/memory_reserved", show_memory_reserved,
 	   "bytes the allocator holds from the device (memory_reserved(N))"),
-	RO("/devices/device%d/max_memory_reserved", show_max_memory_reserved,
+	RO("/devices/device{N}/max_memory_reserved", show_max_memory_reserved,
 	   "peak of memory_reserved since the last reset_peak_stats"),
-	RO("/devices/device%d/memory_cached", show_memory_reserved,
+	RO("/devices/device{N}/memory_cached", show_memory_reserved,
 	   "old name of memory_reserved"),
-	RO("/devices/device%d/max_memory_cached", show_max_memory_reserved,
+	RO("/devices/device{N}/max_memory_cached", show_max_memory_reserved,
 	   "old name of max_memory_reserved"),
-	RO("/devices/device%d/mem_info", show_mem_info,
+	RO("/devices/device{N}/mem_info", show_mem_info,
 	   "\"free total\" device bytes, as aclrtGetMemInfo"),
-	{ .path = "/devices/device%d/memory_fraction", .kind = NODE_FILE,
-	  .mode = 0600, .per_device = true, .show = show_memory_fraction,
-	  .store = store_memory_fraction,
+	{ .path = "/devices/device{N}/memory_fraction", .kind = NODE_TEXT,
+	  .mode = 0600, .show = show_memory_fraction, .store = store_memory_fraction,
 	  .help = "share of the device the allocator may use (set_per_process_memory_fraction)",
 	  .usage = "a number f with 0 < f <= 1" },
 	DIR_("/tensors"),
-	{ .path = "/tensors/device%d", .kind = NODE_TENSOR_DIR, .mode = 0755,
-	  .per_device = true,
+	DIR_("/tensors/device{N}"),
+	{ .path = "/tensors/device{N}/{NAME}", .kind = NODE_DATA, .mode = 0600,
+	  .index = &tensor_index, .data = &tensor_data,
 	  .help = "an allocation as a file: create, truncate -s SIZE, write, read, rm" },
 	DIR_("/ctl"),
 	CTL("/ctl/empty_cache", store_empty_cache,
@@ -85,22 +85,24 @@ static const struct node nodes[] = {
 	CTL("/ctl/empty_virt_addr_cache", store_empty_virt_addr_cache,
 	    "release cached blocks but keep unmapped pages (empty_virt_addr_cache(); needs expandable_segments)",
 	    "1 (all devices) or deviceN (one device)"),
-	{ .path = "/ctl/record_memory_history", .kind = NODE_FILE, .mode = 0600,
+	{ .path = "/ctl/record_memory_history", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_record_memory_history, .store = store_record_memory_history,
 	  .help = "memory history recording per device (_record_memory_history()); off by default",
 	  .usage = "'all [max_entries]' (default 100000), 'state' or 'off'; all devices" },
-	{ .path = "/ctl/alloc_conf", .kind = NODE_FILE, .mode = 0600,
+	{ .path = "/ctl/alloc_conf", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_alloc_conf, .store = store_alloc_conf,
 	  .help = "allocator settings in force: \"key value origin\" (default, ini, cli or write)",
 	  .usage = "key:value[,key:value...], PYTORCH_NPU_ALLOC_CONF syntax; shaping keys only with no memory held" },
-	{ .path = "/ctl/allocator", .kind = NODE_FILE, .mode = 0600,
+	{ .path = "/ctl/allocator", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_allocator, .store = store_allocator,
 	  .help = "the allocator in use and earlier ones still owning blocks",
 	  .usage = "'caching', or 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in)" },
-	{ .path = "/allocators", .kind = NODE_ALLOCATORS_DIR, .mode = 0755,
-	  .help = "memory_stats of the built-in allocator alone; pluginK.deviceN: of each loaded plug-in" },
+	DIR_("/allocators"),
+	{ .path = "/allocators/{NAME}.device{N}", .kind = NODE_TEXT, .mode = 0444,
+	  .index = &allocator_index, .show = show_allocator_stats,
+	  .help = "memory_stats of one allocator alone: caching (built-in) or pluginK (each loaded plug-in)" },
 	DIR_("/workload"),
-	{ .path = "/workload/replay", .kind = NODE_FILE, .mode = 0600,
+	{ .path = "/workload/replay", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_replay, .store = store_replay,
 	  .help = "a trace replayed in the background; read: state, progress, last error",
 	  .usage = "an absolute trace path (refused while a replay runs)" },
@@ -108,110 +110,248 @@ static const struct node nodes[] = {
 
 #define NNODES (sizeof(nodes) / sizeof(nodes[0]))
 
-static void fill(struct entry *e, const struct node *n, int device)
+/* "0".."99" without leading zeros, as device names are written. */
+static const char *match_device(const char *s, int *device)
 {
-	char *slash;
-
-	snprintf(e->path, sizeof(e->path), n->path, device);
-	snprintf(e->parent, sizeof(e->parent), "%s", e->path);
-	slash = strrchr(e->parent, '/');
-	if (slash == e->parent && e->path[1])
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	e->name = strrchr(e->path, '/') + 1;
-	e->node = n;
-	e->device = n->per_device ? device : -1;
+	if (s[0] < '0' || s[0] > '9')
+		return NULL;
+	if (s[0] == '0' || s[1] < '0' || s[1] > '9') {
+		*device = s[0] - '0';
+		return s + 1;
+	}
+	*device = (s[0] - '0') * 10 + (s[1] - '0');
+	return s + 2;
 }
 
-int tree_build(struct tree *t, int device_count)
+/*
+ * `s` against pattern `p`: literals alike, {N} a device number, {NAME}
+ * one or more characters other than '/', longest first (so that
+ * "a.device1.device0" is NAME "a.device1" on device 0).
+ */
+static bool match(const char *p, const char *s, struct target *t)
 {
-	size_t count = 0;
-
-	for (size_t i = 0; i < NNODES; i++)
-		count += nodes[i].per_device ? (size_t)device_count : 1;
-	memset(t, 0, sizeof(*t));
-	t->entries = calloc(count, sizeof(*t->entries));
-	if (!t->entries)
-		return -ENOMEM;
-	pthread_mutex_init(&t->lock, NULL);
-	for (size_t i = 0; i < NNODES; i++) {
-		int n = nodes[i].per_device ? device_count : 1;
-		for (int dev = 0; dev < n; dev++) {
-			struct entry *e = &t->entries[t->count++];
-			fill(e, &nodes[i], dev);
-			HASH_ADD_STR(t->by_path, path, e);
+	while (*p && *p != '{') {
+		if (*p++ != *s++)
+			return false;
+	}
+	if (*p == '\0')
+		return *s == '\0';
+	if (strncmp(p, "{N}", 3) == 0) {
+		s = match_device(s, &t->device);
+		return s && match(p + 3, s, t);
+	}
+	if (strncmp(p, "{NAME}", 6) != 0)
+		return false;
+	size_t max = strcspn(s, "/");
+	for (size_t n = max; n > 0; n--) {
+		if (n <= TREE_NAME_MAX && match(p + 6, s + n, t)) {
+			memcpy(t->name, s, n);
+			t->name[n] = '\0';
+			return true;
 		}
 	}
-	return 0;
+	return false;
 }
 
-void tree_release(struct tree *t)
+/* The indexes matched name things that exist now. */
+static int check_indexes(struct nmfs *d, struct target *t, bool creating)
 {
-	HASH_CLEAR(hh, t->by_path);
-	free(t->entries);
-	pthread_mutex_destroy(&t->lock);
-	memset(t, 0, sizeof(*t));
+	if (t->device >= d->device_count)
+		return -ENOENT;
+	if (!t->node->index)
+		return 0;
+	int rc = t->node->index->lookup(d, t);
+	return rc == -ENOENT && creating ? 0 : rc;
 }
 
-const struct entry *tree_find(const struct tree *t, const char *path)
+int tree_resolve(struct nmfs *d, const char *path, bool creating,
+		 struct target *t)
 {
-	struct entry *e;
-
-	HASH_FIND_STR(t->by_path, path, e);
-	return e;
-}
-
-int tree_children(const struct tree *t, const char *dir, tree_visit_fn fn,
-		  void *arg)
-{
-	for (size_t i = 1; i < t->count; i++) {
-		const struct entry *e = &t->entries[i];
-		if (strcmp(e->parent, dir) != 0)
-			continue;
-		int rc = fn(arg, e);
-		if (rc)
-			return rc;
+	for (size_t i = 0; i < NNODES; i++) {
+		memset(t, 0, sizeof(*t));
+		t->device = -1;
+		t->node = &nodes[i];
+		if (match(nodes[i].path, path, t))
+			return check_indexes(d, t, creating);
 	}
-	return 0;
+	return -ENOENT;
 }
 
-void tree_set_error(struct tree *t, const struct entry *e, const char *msg)
+/* Whether row `child` sits directly inside row `dir`. */
+static bool inside(const struct node *child, const struct node *dir)
 {
-	pthread_mutex_lock(&t->lock);
-	snprintf(((struct entry *)e)->last_error, TREE_ERRLEN, "%s", msg);
-	dlog_flatten(((struct entry *)e)->last_error);
-	pthread_mutex_unlock(&t->lock);
+	const char *slash = strrchr(child->path, '/');
+	size_t len = (size_t)(slash - child->path);
+
+	if (child == dir)
+		return false;
+	if (len == 0)
+		return strcmp(dir->path, "/") == 0;
+	return strlen(dir->path) == len && strncmp(child->path, dir->path, len) == 0;
 }
 
-void tree_get_error(struct tree *t, const struct entry *e, char *buf, size_t len)
+struct listing {
+	struct nmfs *d;
+	struct target t;
+	name_visit_fn fn;
+	void *arg;
+};
+
+/* The last part of the row's path, for the name and device of `t`. */
+static int emit(struct listing *l)
 {
-	pthread_mutex_lock(&t->lock);
-	snprintf(buf, len, "%s", e->last_error[0] ? e->last_error : "none");
-	pthread_mutex_unlock(&t->lock);
+	char path[PATH_MAX];
+
+	tree_path(&l->t, path, sizeof(path));
+	return l->fn(l->arg, strrchr(path, '/') + 1);
+}
+
+static int emit_named(void *arg, const char *name)
+{
+	struct listing *l = arg;
+
+	snprintf(l->t.name, sizeof(l->t.name), "%s", name);
+	return emit(l);
+}
+
+/* A row's files in one folder: a device number fixed by the folder or
+ * each device's, then each name its index lists. */
+static int list_row(struct listing *l, const struct target *dir)
+{
+	const char *last = strrchr(l->t.node->path, '/');
+	bool per_device = strstr(last, "{N}") != NULL;
+	int rc = 0;
+
+	for (int dev = 0; dev < l->d->device_count && !rc; dev++) {
+		l->t.device = per_device ? dev : dir->device;
+		if (!l->t.node->index)
+			rc = emit(l);
+		else
+			rc = l->t.node->index->list(l->d, &l->t, emit_named, l);
+		if (!per_device)
+			break;
+	}
+	return rc;
+}
+
+int tree_list(struct nmfs *d, const struct target *dir, name_visit_fn fn,
+	      void *arg)
+{
+	struct listing l = { .d = d, .fn = fn, .arg = arg };
+	int rc = 0;
+
+	for (size_t i = 0; i < NNODES && !rc; i++) {
+		if (!inside(&nodes[i], dir->node))
+			continue;
+		memset(&l.t, 0, sizeof(l.t));
+		l.t.node = &nodes[i];
+		rc = list_row(&l, dir);
+	}
+	return rc;
+}
+
+/* Copy `p` into buf with {N} and {NAME} replaced by `n` and `name`. */
+static void fill_in(const char *p, const char *n, const char *name, char *buf,
+		    size_t len)
+{
+	size_t o = 0;
+
+	while (*p && o + 1 < len) {
+		const char *with = NULL;
+		if (strncmp(p, "{N}", 3) == 0)
+			with = n, p += 3;
+		else if (strncmp(p, "{NAME}", 6) == 0)
+			with = name, p += 6;
+		if (!with) {
+			buf[o++] = *p++;
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, len - o, "%s", with);
+		if (o >= len)
+			o = len - 1;
+	}
+	buf[o] = '\0';
+}
+
+void tree_path(const struct target *t, char *buf, size_t len)
+{
+	char n[16];
+
+	snprintf(n, sizeof(n), "%d", t->device);
+	fill_in(t->node->path, n, t->name, buf, len);
 }
 
 int tree_format_readme(struct sbuf *out)
 {
 	for (size_t i = 0; i < NNODES; i++) {
 		const struct node *n = &nodes[i];
-		char name[64], *p;
+		char name[128];
 
 		if (!n->help)
 			continue;
-		snprintf(name, sizeof(name), "%s%s", n->path + 1,
-			 n->kind == NODE_FILE ? ""
-			 : n->kind == NODE_ALLOCATORS_DIR ? "/caching.deviceN"
-							  : "/NAME");
-		p = strstr(name, "%d");
-		if (p)
-			memmove(p + 1, p + 2, strlen(p + 2) + 1), *p = 'N';
-		/* A tensor directory's help is about the tensors in it. */
-		mode_t mode = n->kind == NODE_TENSOR_DIR ? 0600
-			    : n->kind == NODE_ALLOCATORS_DIR ? 0444 : n->mode;
-		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)mode, n->help);
+		fill_in(n->path + 1, "N", "NAME", name, sizeof(name));
+		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)n->mode, n->help);
 		if (n->usage)
 			sbuf_printf(out, "%-36s       write: %s\n", "", n->usage);
 	}
 	return out->error;
+}
+
+struct tree_error {
+	struct { const struct node *node; int device; } key;
+	char msg[TREE_ERRLEN];
+	UT_hash_handle hh;
+};
+
+void tree_errors_init(struct tree_errors *te)
+{
+	pthread_mutex_init(&te->lock, NULL);
+	te->by_key = NULL;
+}
+
+void tree_errors_release(struct tree_errors *te)
+{
+	struct tree_error *e, *tmp;
+
+	HASH_ITER(hh, te->by_key, e, tmp) {
+		HASH_DEL(te->by_key, e);
+		free(e);
+	}
+	pthread_mutex_destroy(&te->lock);
+}
+
+static struct tree_error *find_error(struct tree_errors *te, const struct target *t)
+{
+	struct tree_error probe, *e;
+
+	memset(&probe, 0, sizeof(probe));
+	probe.key.node = t->node;
+	probe.key.device = t->device;
+	HASH_FIND(hh, te->by_key, &probe.key, sizeof(probe.key), e);
+	return e;
+}
+
+void tree_set_error(struct tree_errors *te, const struct target *t, const char *msg)
+{
+	pthread_mutex_lock(&te->lock);
+	struct tree_error *e = find_error(te, t);
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		e->key.node = t->node;
+		e->key.device = t->device;
+		HASH_ADD(hh, te->by_key, key, sizeof(e->key), e);
+	}
+	if (e) {
+		snprintf(e->msg, sizeof(e->msg), "%s", msg);
+		dlog_flatten(e->msg);
+	}
+	pthread_mutex_unlock(&te->lock);
+}
+
+void tree_get_error(struct tree_errors *te, const struct target *t, char *buf,
+		    size_t len)
+{
+	pthread_mutex_lock(&te->lock);
+	struct tree_error *e = find_error(te, t);
+	snprintf(buf, len, "%s", e && e->msg[0] ? e->msg : "none");
+	pthread_mutex_unlock(&te->lock);
 }

@@ -1,10 +1,13 @@
 /*
- * tree.h - the mount tree: one table of nodes, expanded per device.
+ * tree.h - the mount tree: one table of rows, every file and folder a row.
  *
- * A row names a path (with "%d" for the device number in per-device rows),
- * its kind and mode, how it is shown and how a write is stored. At start-up
- * the rows become concrete entries ("/stats/device0", ...), found by path
- * through a hash. Adding a file is adding a row.
+ * A row's path may hold indexes, the parts that vary: {N} is a device
+ * number, {NAME} a name its row's index lists and looks up (a tensor, an
+ * allocator), as jemalloc's ctl tree has indexed nodes (arena.<i>). So
+ * "/stats/device{N}" is one row for every device and
+ * "/tensors/device{N}/{NAME}" one row for every tensor. A path is matched
+ * against the rows to a target: the row and the values of its indexes.
+ * Adding a file, or a folder of files that come and go, is adding a row.
  */
 #ifndef NPUMEMFS_TREE_H
 #define NPUMEMFS_TREE_H
@@ -12,69 +15,102 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
-
-#include <uthash.h>
 
 #include "base/sbuf.h"
 
 struct nmfs;
-struct entry;
+struct node;
+
+#define TREE_NAME_MAX 255 /* a {NAME}, as a file name may be */
+#define TREE_ERRLEN 1024  /* an alloc_conf refusal lists every valid key */
+
+/* What a path names: a row, and the values of the indexes in its path. */
+struct target {
+	const struct node *node;
+	int device;                     /* {N}, or -1 where the row has none */
+	char name[TREE_NAME_MAX + 1];   /* {NAME}, or "" */
+	unsigned id;                    /* what the index's lookup found for it */
+};
 
 enum node_kind {
 	NODE_DIR,
-	NODE_FILE,
-	NODE_TENSOR_DIR, /* a directory whose files are tensors */
-	NODE_ALLOCATORS_DIR, /* a directory of one stats file per allocator */
+	NODE_TEXT, /* made by show when opened; a write goes to store */
+	NODE_PIPE, /* read as a stream that waits for more (trace_pipe.h) */
+	NODE_DATA, /* bytes that stay, with a size: data_ops */
 };
 
-typedef int (*show_fn)(struct nmfs *d, const struct entry *e, struct sbuf *out);
-/* `value` has at most one trailing newline removed. 0 or -errno (err). */
-typedef int (*store_fn)(struct nmfs *d, const struct entry *e,
-			const char *value, char *err, size_t errlen);
+typedef int (*show_fn)(struct nmfs *d, const struct target *t, struct sbuf *out);
+/*
+ * `value` has at most one trailing newline removed; `caller` is the uid of
+ * the process that wrote. 0 or -errno, with the reason in err.
+ */
+typedef int (*store_fn)(struct nmfs *d, const struct target *t, const char *value,
+			uid_t caller, char *err, size_t errlen);
+
+/* The files of a {NAME} row whose bytes stay (tensors). */
+struct data_ops {
+	int (*size)(struct nmfs *d, const struct target *t, uint64_t *size);
+	int (*create)(struct nmfs *d, const struct target *t);
+	int (*unlink)(struct nmfs *d, const struct target *t);
+	int (*resize)(struct nmfs *d, const struct target *t, uint64_t size);
+	ssize_t (*read)(struct nmfs *d, const struct target *t, char *buf,
+			size_t size, uint64_t off);
+	ssize_t (*write)(struct nmfs *d, const struct target *t, const char *buf,
+			 size_t size, uint64_t off);
+};
+
+/* Called for each name an index lists; non-zero stops the listing. */
+typedef int (*name_visit_fn)(void *arg, const char *name);
+
+/* The {NAME} of a row: which names exist, and what one stands for. */
+struct node_index {
+	/* Each name under `t` (its device set when the path has {N}). */
+	int (*list)(struct nmfs *d, const struct target *t, name_visit_fn fn,
+		    void *arg);
+	/* Whether t->name exists; sets t->id. 0 or -ENOENT. */
+	int (*lookup)(struct nmfs *d, struct target *t);
+};
 
 struct node {
 	const char *path;
 	enum node_kind kind;
 	mode_t mode;
-	bool per_device;
+	const struct node_index *index; /* rows with {NAME} */
 	bool constant;  /* content fixed for the daemon's life (README, config) */
-	bool pipe;      /* read as a stream that waits for more (trace_pipe.h) */
 	show_fn show;
 	store_fn store;
+	const struct data_ops *data;
 	const char *help;  /* one line for README */
 	const char *usage; /* write syntax, for ctl files */
 };
 
-#define TREE_ERRLEN 1024 /* an alloc_conf refusal lists every valid key */
-
-struct entry {
-	char path[64];
-	char parent[64];
-	const char *name;  /* last component, inside path */
-	const struct node *node;
-	int device;        /* -1 unless per-device */
-	char last_error[TREE_ERRLEN]; /* guarded by tree.lock */
-	UT_hash_handle hh;
-};
-
-struct tree {
-	struct entry *entries;
-	size_t count;
-	struct entry *by_path;
+/* Last refusals of writes, per row and device, shown as last_error. */
+struct tree_errors {
 	pthread_mutex_t lock;
+	struct tree_error *by_key;
 };
 
-int tree_build(struct tree *t, int device_count);
-void tree_release(struct tree *t);
-const struct entry *tree_find(const struct tree *t, const char *path);
-/* The entries directly inside directory `dir`, in table order. */
-typedef int (*tree_visit_fn)(void *arg, const struct entry *e);
-int tree_children(const struct tree *t, const char *dir, tree_visit_fn fn,
-		  void *arg);
-void tree_set_error(struct tree *t, const struct entry *e, const char *msg);
-void tree_get_error(struct tree *t, const struct entry *e, char *buf, size_t len);
-/* README: every row with its help text. */
+/*
+ * The target at `path`. With `creating`, a {NAME} that does not exist yet
+ * is a target too (its lookup said -ENOENT). 0 or -ENOENT.
+ */
+int tree_resolve(struct nmfs *d, const char *path, bool creating,
+		 struct target *t);
+/* Each name directly inside folder `dir`, in table order. */
+int tree_list(struct nmfs *d, const struct target *dir, name_visit_fn fn,
+	      void *arg);
+/* README: every row with its mode and help text. */
 int tree_format_readme(struct sbuf *out);
+/* The row's path with its indexes filled in from `t`. */
+void tree_path(const struct target *t, char *buf, size_t len);
+
+void tree_errors_init(struct tree_errors *te);
+void tree_errors_release(struct tree_errors *te);
+void tree_set_error(struct tree_errors *te, const struct target *t, const char *msg);
+/* The last refusal of a write to `t`, or "none". */
+void tree_get_error(struct tree_errors *te, const struct target *t, char *buf,
+		    size_t len);
 
 #endif /* NPUMEMFS_TREE_H */

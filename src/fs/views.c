@@ -15,12 +15,13 @@
 #include "daemon.h"
 #include "nodes.h"
 
-SHOW(show_readme)
+int show_readme(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	(void)e;
+	(void)t;
 	sbuf_printf(out,
 		    "npumemfs %s: a caching allocator and a simulated NPU, as files.\n"
-		    "Flavor %s, %d device%s; N below is a device number (0..%d).\n"
+		    "Flavor %s, %d device%s; N below is a device number (0..%d),\n"
+		    "NAME the name of a file that comes and goes.\n"
 		    "Content is made when a file is opened: one cat shows one moment.\n"
 		    "Files are read-only (0444) or read-write for the owner (0600);\n"
 		    "a failed write changes nothing, and its reason is logged and shown\n"
@@ -30,51 +31,51 @@ SHOW(show_readme)
 	return tree_format_readme(out);
 }
 
-SHOW(show_config)
+int show_config(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	(void)e;
+	(void)t;
 	return sbuf_puts(out, d->config_text);
 }
 
-SHOW(show_log)
+int show_log(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	(void)e;
+	(void)t;
 	return dlog_format(&d->log, out);
 }
 
-static int stats_of(struct nmfs *d, const struct entry *e, struct npa_stats *s)
+static int stats_of(struct nmfs *d, const struct target *t, struct npa_stats *s)
 {
-	return sw_get_stats(d->sw, e->device, s);
+	return sw_get_stats(d->sw, t->device, s);
 }
 
-SHOW(show_stats)
+int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_stats s;
-	int rc = stats_of(d, e, &s);
+	int rc = stats_of(d, t, &s);
 
 	return rc ? rc : report_stats_flat(out, &s, d->flavor);
 }
 
-SHOW(show_stats_json)
+int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_stats s;
-	int rc = stats_of(d, e, &s);
+	int rc = stats_of(d, t, &s);
 
 	return rc ? rc : report_stats_json(out, &s, d->flavor);
 }
 
-SHOW(show_summary)
+int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_stats s;
-	int rc = stats_of(d, e, &s);
+	int rc = stats_of(d, t, &s);
 
-	return rc ? rc : report_summary(out, &s, d->flavor, e->device, false);
+	return rc ? rc : report_summary(out, &s, d->flavor, t->device, false);
 }
 
-SHOW(show_snapshot_json)
+int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_snapshot snap = { 0 };
-	int rc = sw_snapshot(d->sw, e->device, &snap);
+	int rc = sw_snapshot(d->sw, t->device, &snap);
 
 	if (rc == 0)
 		rc = report_snapshot_json(out, &snap);
@@ -82,81 +83,96 @@ SHOW(show_snapshot_json)
 	return rc;
 }
 
-/* One number a file, sysfs style. */
-#define STAT_VALUE(fn, field, member)                                          \
-	SHOW(fn)                                                               \
-	{                                                                      \
-		struct npa_stats s;                                            \
-		int rc = stats_of(d, e, &s);                                   \
-		if (rc)                                                        \
-			return rc;                                             \
-		return sbuf_printf(out, "%lld\n",                              \
-				   (long long)s.field[NPA_STAT_ALL].member);   \
-	}
+enum byte_stat { ALLOCATED, RESERVED };
+enum byte_value { CURRENT, PEAK };
 
-STAT_VALUE(show_memory_allocated, allocated_bytes, current)
-STAT_VALUE(show_max_memory_allocated, allocated_bytes, peak)
-STAT_VALUE(show_memory_reserved, reserved_bytes, current)
-STAT_VALUE(show_max_memory_reserved, reserved_bytes, peak)
+/* One number a file, sysfs style: a byte stat of the whole device. */
+static int show_bytes(struct nmfs *d, const struct target *t, struct sbuf *out,
+		      enum byte_stat which, enum byte_value value)
+{
+	struct npa_stats s;
+	int rc = stats_of(d, t, &s);
 
-SHOW(show_mem_info)
+	if (rc)
+		return rc;
+	const struct npa_stat *st = which == RESERVED ? &s.reserved_bytes[NPA_STAT_ALL]
+						      : &s.allocated_bytes[NPA_STAT_ALL];
+	return sbuf_printf(out, "%lld\n", (long long)(value == PEAK ? st->peak : st->current));
+}
+
+int show_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_bytes(d, t, out, ALLOCATED, CURRENT);
+}
+
+int show_max_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_bytes(d, t, out, ALLOCATED, PEAK);
+}
+
+int show_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_bytes(d, t, out, RESERVED, CURRENT);
+}
+
+int show_max_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_bytes(d, t, out, RESERVED, PEAK);
+}
+
+int show_mem_info(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	size_t free_bytes, total;
 
 	(void)d;
-	if (aclrtSetDevice(e->device) != ACL_SUCCESS ||
+	if (aclrtSetDevice(t->device) != ACL_SUCCESS ||
 	    aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total) != ACL_SUCCESS)
 		return -EIO;
 	return sbuf_printf(out, "%zu %zu\n", free_bytes, total);
 }
 
-SHOW(show_memory_fraction)
+int show_memory_fraction(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	return sbuf_printf(out, "%g\n", sw_get_memory_fraction(d->sw, e->device));
+	return sbuf_printf(out, "%g\n", sw_get_memory_fraction(d->sw, t->device));
 }
 
-SHOW(show_replay)
+int show_replay(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	char last[TREE_ERRLEN];
 	int rc = rw_format(&d->replay, out);
 
 	if (rc)
 		return rc;
-	tree_get_error(&d->tree, e, last, sizeof(last));
-	sbuf_printf(out, "usage: %s\nlast_error: %s\n", e->node->usage, last);
+	tree_get_error(&d->errors, t, last, sizeof(last));
+	sbuf_printf(out, "usage: %s\nlast_error: %s\n", t->node->usage, last);
 	return out->error;
 }
 
 /* ctl/allocator: the allocators in use, then the usual usage and last_error. */
-SHOW(show_allocator)
+int show_allocator(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	char last[TREE_ERRLEN];
 	char *text = sw_describe(d->sw);
 
 	if (!text)
 		return -ENOMEM;
 	sbuf_puts(out, text);
 	free(text);
-	tree_get_error(&d->tree, e, last, sizeof(last));
-	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
-		    e->name, e->node->usage, last);
-	return out->error;
+	return show_usage(d, t, out);
 }
 
 /* allocators/NAME.deviceN: memory_stats of one allocator alone. */
-int show_allocator_stats(struct nmfs *d, unsigned id, int device,
-			 struct sbuf *out)
+int show_allocator_stats(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_stats s;
-	int rc = sw_get_stats_of(d->sw, id, device, &s);
+	int rc = sw_get_stats_of(d->sw, t->id, t->device, &s);
 
 	return rc ? rc : report_stats_flat(out, &s, d->flavor);
 }
 
 /* ctl/alloc_conf: the built-in allocator's settings, each with its origin. */
-SHOW(show_alloc_conf)
+int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	char last[TREE_ERRLEN], text[4096];
+	char text[4096];
 	struct npa_conf conf;
 
 	npa_get_conf(d->alloc, &conf);
@@ -164,28 +180,25 @@ SHOW(show_alloc_conf)
 	if (rc < 0)
 		return rc;
 	sbuf_puts(out, text);
-	tree_get_error(&d->tree, e, last, sizeof(last));
-	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
-		    e->name, e->node->usage, last);
-	return out->error;
+	return show_usage(d, t, out);
 }
 
 /* oom/deviceN: empty until the device's first OOM, so `test -s` tells. */
-SHOW(show_oom)
+int show_oom(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	char text[NPA_ERRLEN];
-	int rc = npa_last_oom(d->alloc, e->device, text, sizeof(text));
+	int rc = npa_last_oom(d->alloc, t->device, text, sizeof(text));
 
 	if (rc || !text[0])
 		return rc;
 	return sbuf_printf(out, "%s\n", text);
 }
 
-SHOW(show_prometheus)
+int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_stats s[NPA_MAX_DEVICES];
 
-	(void)e;
+	(void)t;
 	for (int i = 0; i < d->device_count; i++) {
 		int rc = sw_get_stats(d->sw, i, &s[i]);
 		if (rc)

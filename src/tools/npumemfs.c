@@ -157,7 +157,7 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 	if (fuse_daemonize(opts->foreground) ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)))
 		goto out_unmount;
-	if (nmfs_start(d, err, sizeof(err)))
+	if (daemon_start_replay(d, err, sizeof(err)))
 		dlog_printf(&d->log, "start-up replay not started: %s", err);
 	dlog_printf(&d->log, "mounted on %s", opts->mountpoint);
 	int loop = run_loop(fuse, opts);
@@ -170,7 +170,7 @@ out_unmount:
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);
-	nmfs_release_open_files(d);
+	fs_release_open_files(d);
 	return rc;
 }
 
@@ -197,7 +197,7 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 			.config_text = ini,
 			.config_path = cfg->path,
 		};
-		rc = nmfs_open(d, &opt, err, errlen);
+		rc = daemon_init(d, &opt, err, errlen);
 	} else {
 		snprintf(err, errlen, "out of memory");
 	}
@@ -226,7 +226,7 @@ static int start(const struct cli *cli, const struct nmfs_config *cfg)
 		goto out_opts;
 	}
 	rc = serve(&d, &args, &opts);
-	if (nmfs_close(&d))
+	if (daemon_fini(&d))
 		rc = rc ? rc : 2;
 out_opts:
 	if (npusim_initialized())
