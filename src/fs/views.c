@@ -156,14 +156,13 @@ int show_allocator_stats(struct nmfs *d, unsigned id, int device,
 /* ctl/alloc_conf: the built-in allocator's settings, each with its origin. */
 SHOW(show_alloc_conf)
 {
-	char last[TREE_ERRLEN], text[4096];
+	char last[TREE_ERRLEN];
 	struct npa_conf conf;
 
 	npa_get_conf(d->alloc, &conf);
-	int rc = npa_conf_format(&conf, d->flavor, text, sizeof(text));
+	int rc = npa_conf_print(out, &conf, d->flavor);
 	if (rc < 0)
 		return rc;
-	sbuf_puts(out, text);
 	tree_get_error(&d->tree, e, last, sizeof(last));
 	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
 		    e->name, e->node->usage, last);
