@@ -131,12 +131,13 @@ SHOW(show_replay)
 SHOW(show_allocator)
 {
 	char last[TREE_ERRLEN];
-	char *text = sw_describe(d->sw);
+	struct sw_info *all;
+	size_t n;
 
-	if (!text)
+	if (sw_list(d->sw, &all, &n))
 		return -ENOMEM;
-	sbuf_puts(out, text);
-	free(text);
+	report_allocators(out, all, n, sw_refused_frees(d->sw));
+	free(all);
 	tree_get_error(&d->tree, e, last, sizeof(last));
 	sbuf_printf(out, "usage: echo VALUE > %s, VALUE: %s\nlast_error: %s\n",
 		    e->name, e->node->usage, last);
