@@ -34,7 +34,7 @@ int report_stats_json(struct sbuf *out, const struct npa_stats *s,
 /*
  * memory_summary(device, abbreviated): upstream's text, byte for byte
  * (torch/cuda/memory.py or torch_npu/npu/memory.py, per the flavor's
- * labels and units). abbreviated drops the large/small pool rows.
+ * upstream). abbreviated drops the large/small pool rows.
  */
 int report_summary(struct sbuf *out, const struct npa_stats *s,
 		   const struct npa_flavor *fl, int device, bool abbreviated);
