@@ -1,6 +1,6 @@
 /*
- * alloc_conf.c - the settings' defaults, the roundup divisions a size
- * gets, and which keys may change while the allocator holds memory.
+ * alloc_conf.c - the settings' defaults and the roundup divisions a size
+ * gets.
  */
 #include <stdint.h>
 #include <string.h>
@@ -36,20 +36,4 @@ static unsigned divisions_index(size_t size)
 unsigned npa_conf_divisions(const struct npa_conf *conf, size_t size)
 {
 	return conf->roundup_power2_divisions[divisions_index(size)];
-}
-
-bool npa_conf_key_runtime_safe(enum npa_conf_key k)
-{
-	switch (k) {
-	case NPA_CONF_max_split_size_mb:
-	case NPA_CONF_max_non_split_rounding_mb:
-	case NPA_CONF_garbage_collection_threshold:
-	case NPA_CONF_roundup_power2_divisions:
-	case NPA_CONF_expandable_segments:
-	case NPA_CONF_per_process_memory_fraction:
-	case NPA_CONF_throw_on_npumalloc_oom:
-		return true;
-	default:
-		return false;
-	}
 }

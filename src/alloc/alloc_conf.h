@@ -15,6 +15,8 @@
 
 #include "flavor.h"
 
+struct sbuf;
+
 #define NPA_ROUNDUP_INTERVALS 16
 /* Room for upstream's text, the quoted input and the flavor's key list. */
 #define NPA_CONF_ERRLEN 1024
@@ -87,7 +89,7 @@ void npa_conf_default(struct npa_conf *conf, const struct npa_flavor *flavor);
  * returns early); the cuda flavor resets. Strings of 512 bytes or more are
  * refused. Keys upstream accepts that only matter on real hardware
  * (release_lock_on_npumalloc, pinned_*, backend:native, ...) are checked and
- * accepted with no effect; npa_conf_format names them.
+ * accepted with no effect; npa_conf_print names them.
  */
 int npa_conf_parse(struct npa_conf *conf, const struct npa_flavor *flavor,
 		   const char *str, enum npa_conf_origin origin, char *err,
@@ -107,8 +109,13 @@ unsigned npa_conf_divisions(const struct npa_conf *conf, size_t size);
  * garbage_collection_threshold off, page_size not 1g, segment_size_mb
  * unset): leave such keys out. Joining the other lines as "key:value" with
  * ',' and parsing that over npa_conf_default gives the same settings.
- * Returns the length written, or -ENOSPC if `buflen` is too small.
+ * Appends to `out`; returns 0 or the buffer's error.
  */
+int npa_conf_print(struct sbuf *out, const struct npa_conf *conf,
+		   const struct npa_flavor *flavor);
+
+/* npa_conf_print into `buf`, cut to fit: the length written, or -ENOSPC if
+ * `buflen` is too small. */
 int npa_conf_format(const struct npa_conf *conf, const struct npa_flavor *flavor,
 		    char *buf, size_t buflen);
 

@@ -1,7 +1,7 @@
 /*
  * alloc_conf_impl.h - what the alloc_conf files share: the key tables'
- * shape, the parse state every value check reports through, and bounded
- * text output.
+ * shape, the parse state every value check reports through, the settings
+ * table's columns and the text of refusals.
  */
 #ifndef NPUMEMFS_ALLOC_CONF_IMPL_H
 #define NPUMEMFS_ALLOC_CONF_IMPL_H
@@ -75,20 +75,14 @@ static inline bool conf_is_sep(const char *tok)
 const struct dialect *conf_dialect_of(const struct npa_flavor *flavor);
 const struct keydef *conf_find_key(const struct dialect *d, const char *name);
 
-/* alloc_conf_format.c */
+/* alloc_conf_values.c: the settings table's print and compare columns. */
+struct sbuf;
+void conf_print_value(struct sbuf *out, const struct npa_conf *c,
+		      enum npa_conf_key k);
 bool conf_key_differs(const struct npa_conf *a, const struct npa_conf *b,
 		      enum npa_conf_key k);
 
-/* alloc_conf_text.c: text into a fixed buffer, cut short rather than overrun. */
-struct out {
-	char *buf;
-	size_t len, off;
-	bool full;
-};
-
-void conf_out_printf(struct out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
+/* alloc_conf_text.c */
 /* A printable copy of untrusted text, cut at `max` bytes with "...". */
 void conf_sanitize(char *dst, size_t dstlen, const char *src, size_t max);
 

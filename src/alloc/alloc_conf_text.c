@@ -1,31 +1,14 @@
 /*
- * alloc_conf_text.c - the bounded text of alloc_conf: output cut short
- * instead of overrun, untrusted input made printable, and the error
- * message every refusal ends in.
+ * alloc_conf_text.c - the text of alloc_conf's refusals: untrusted input
+ * made printable, and the error message every refusal ends in.
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "base/sbuf.h"
+
 #include "alloc_conf_impl.h"
-
-void conf_out_printf(struct out *o, const char *fmt, ...)
-{
-	size_t room = o->off < o->len ? o->len - o->off : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->off : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= room) {
-		o->full = true;
-		o->off = o->len ? o->len - 1 : 0;
-		return;
-	}
-	o->off += (size_t)n;
-}
 
 void conf_sanitize(char *dst, size_t dstlen, const char *src, size_t max)
 {
@@ -48,31 +31,35 @@ const char *conf_echo(struct echo *buf, const char *s)
 	return buf->s;
 }
 
-/* Upstream's texts end in ".", ", " or nothing; what follows fits each. */
-static const char *after_text(char *s)
+/*
+ * Upstream's texts end in ".", ", " or nothing; what follows fits each.
+ * The head's trailing spaces go first.
+ */
+static const char *after_text(struct sbuf *msg)
 {
-	size_t n = strlen(s);
-
-	while (n && s[n - 1] == ' ')
-		s[--n] = '\0';
-	return n && strchr(",.", s[n - 1]) ? " " : "; ";
+	while (msg->len && msg->data[msg->len - 1] == ' ')
+		msg->data[--msg->len] = '\0';
+	return msg->len && strchr(",.", msg->data[msg->len - 1]) ? " " : "; ";
 }
 
+/* The message is made whole, then cut to the caller's buffer. */
 int conf_fail(struct parse *p, const char *fmt, ...)
 {
-	char head[320], quoted[QUOTE_MAX + 4];
-	struct out o = { p->err, p->errlen, 0, false };
+	char quoted[QUOTE_MAX + 4];
+	struct sbuf msg;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(head, sizeof(head), fmt, ap);
-	va_end(ap);
-	conf_sanitize(quoted, sizeof(quoted), p->str, QUOTE_MAX);
 	if (!p->err || !p->errlen)
 		return -EINVAL;
-	conf_out_printf(&o, "%s%sinput \"%s\"; valid keys:", head, after_text(head),
-			quoted);
+	sbuf_init(&msg);
+	va_start(ap, fmt);
+	sbuf_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	conf_sanitize(quoted, sizeof(quoted), p->str, QUOTE_MAX);
+	sbuf_printf(&msg, "%sinput \"%s\"; valid keys:", after_text(&msg), quoted);
 	for (size_t i = 0; i < p->d->nkeys; i++)
-		conf_out_printf(&o, "%s %s", i ? "," : "", p->d->keys[i].name);
+		sbuf_printf(&msg, "%s %s", i ? "," : "", p->d->keys[i].name);
+	sbuf_copy(&msg, p->err, p->errlen);
+	sbuf_release(&msg);
 	return -EINVAL;
 }

@@ -38,6 +38,12 @@ struct sw_options {
 
 enum sw_kind { SW_CACHING, SW_PLUGIN };
 
+/* A hook a plug-in was loaded with. */
+struct sw_hook {
+	const char *hook;        /* plugin_hook_name(), e.g. "reset" */
+	char fn[PLUGIN_SYMLEN];  /* the plug-in's function for it */
+};
+
 /* One allocator the switch knows: the current one or a retired one. */
 struct sw_info {
 	unsigned id;             /* 0 = caching; plug-ins count up from 1 */
@@ -47,7 +53,8 @@ struct sw_info {
 	char path[PATH_MAX];     /* plug-in only */
 	char alloc_name[PLUGIN_SYMLEN];
 	char free_name[PLUGIN_SYMLEN];
-	char hooks[PLUGIN_NHOOKS * (PLUGIN_SYMLEN + 24)]; /* "reset=fn ..." */
+	struct sw_hook hooks[PLUGIN_NHOOKS]; /* the ones given, in hook order */
+	size_t nhooks;
 	time_t since;            /* loaded, or made current for caching */
 	uint64_t live_blocks;    /* allocations made through the switch */
 	uint64_t live_bytes;
@@ -95,7 +102,7 @@ int sw_reset_accumulated_stats(struct sw *sw, int device);
 
 /* The current allocator first, then the retired ones, oldest first. */
 int sw_list(struct sw *sw, struct sw_info **out, size_t *n);
-/* ctl/allocator's text (malloc'd, NUL-terminated), or NULL for ENOMEM. */
-char *sw_describe(struct sw *sw);
+/* Frees refused because no allocator of the switch made the pointer. */
+uint64_t sw_refused_frees(struct sw *sw);
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_H */

@@ -1,7 +1,7 @@
 /*
  * allocator_switch_impl.h - the switch's state, shared by its two files
  * (allocator_switch.c: allocation and swapping; allocator_switch_views.c:
- * stats, listing and the ctl/allocator text).
+ * stats, controls and listing).
  */
 #ifndef NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
 #define NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H

@@ -1,10 +1,10 @@
 /*
- * allocator_switch_views.c - stats, controls and descriptions across the
+ * allocator_switch_views.c - stats, controls and the listing across the
  * allocators a switch holds.
  *
  * Whatever runs on an allocator runs on a pinned entry without the
- * switch's lock, so a reader formatting ctl/allocator or a stats file
- * never waits for a plug-in, and a plug-in never waits for a reader.
+ * switch's lock, so a reader listing the allocators or reading a stats
+ * file never waits for a plug-in, and a plug-in never waits for a reader.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -168,18 +168,15 @@ double sw_get_memory_fraction(struct sw *sw, int device)
 	return f;
 }
 
-static void hooks_text(const struct plugin *p, char *out, size_t outlen)
+static void fill_hooks(const struct plugin *p, struct sw_info *info)
 {
-	size_t len = 0;
-
-	out[0] = '\0';
-	for (int h = 0; h < PLUGIN_NHOOKS && len < outlen; h++) {
+	info->nhooks = 0;
+	for (int h = 0; h < PLUGIN_NHOOKS; h++) {
 		if (!p->hook_name[h][0])
 			continue;
-		int n = snprintf(out + len, outlen - len, "%s%s=%s", len ? " " : "",
-				 plugin_hook_name(h), p->hook_name[h]);
-		if (n > 0)
-			len += (size_t)n;
+		struct sw_hook *k = &info->hooks[info->nhooks++];
+		k->hook = plugin_hook_name(h);
+		snprintf(k->fn, sizeof(k->fn), "%s", p->hook_name[h]);
 	}
 }
 
@@ -199,7 +196,7 @@ static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 	snprintf(info->path, sizeof(info->path), "%s", p->path);
 	snprintf(info->alloc_name, sizeof(info->alloc_name), "%s", p->alloc_name);
 	snprintf(info->free_name, sizeof(info->free_name), "%s", p->free_name);
-	hooks_text(p, info->hooks, sizeof(info->hooks));
+	fill_hooks(p, info);
 	npl_guard_counts(e->npl, &info->guard);
 }
 
@@ -227,57 +224,10 @@ int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
 	return 0;
 }
 
-static void describe_one(FILE *f, const struct sw_info *a)
+uint64_t sw_refused_frees(struct sw *sw)
 {
-	char when[32];
-	struct tm tm;
-
-	gmtime_r(&a->since, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	fprintf(f, "%s %s\n", a->current ? "current" : "retired", a->name);
-	if (a->kind == SW_PLUGIN) {
-		fprintf(f, "  path %s\n  alloc %s\n  free %s\n  hooks %s\n"
-			"  loaded %s\n",
-			a->path, a->alloc_name, a->free_name,
-			a->hooks[0] ? a->hooks : "none", when);
-	} else {
-		fprintf(f, "  since %s\n", when);
-	}
-	fprintf(f, "  live_blocks %llu\n  live_bytes %llu\n",
-		(unsigned long long)a->live_blocks,
-		(unsigned long long)a->live_bytes);
-	if (a->kind == SW_PLUGIN)
-		fprintf(f, "  refused_unaligned %llu\n  refused_overlap %llu\n"
-			"  null_returns %llu\n",
-			(unsigned long long)a->guard.refused_unaligned,
-			(unsigned long long)a->guard.refused_overlap,
-			(unsigned long long)a->guard.null_returns);
-}
-
-char *sw_describe(struct sw *sw)
-{
-	struct sw_info *all;
-	size_t n, len;
-	char *text = NULL;
-
-	if (sw_list(sw, &all, &n))
-		return NULL;
-	FILE *f = open_memstream(&text, &len);
-	if (!f) {
-		free(all);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (all[i].current || all[i].live_blocks)
-			describe_one(f, &all[i]);
 	pthread_mutex_lock(&sw->lock);
-	unsigned long long refused = sw->refused_frees;
+	uint64_t refused = sw->refused_frees;
 	pthread_mutex_unlock(&sw->lock);
-	fprintf(f, "refused_frees %llu\n", refused);
-	free(all);
-	if (fclose(f)) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	return refused;
 }

@@ -3,8 +3,9 @@
  *
  * One allocator, two upstreams: "npu" is torch_npu's NPUCachingAllocator,
  * "cuda" is current PyTorch's CUDACachingAllocator. A flavor is this table
- * of parameters and labels, chosen at start-up; no code path forks on the
- * flavor's name.
+ * of the allocator's parameters, chosen at start-up; no code path forks on
+ * the flavor's name. The reports' texts (memory_summary's labels and
+ * units) live with the reports, which choose them by `upstream`.
  */
 #ifndef NPUMEMFS_FLAVOR_H
 #define NPUMEMFS_FLAVOR_H
@@ -12,9 +13,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum npa_size_units {
-	NPA_UNITS_DECIMAL_LABELS, /* "{:7d} {B /KB/MB/GB}"   (torch_npu, 1.13) */
-	NPA_UNITS_BINARY_LABELS,  /* "{:6d} {B  /KiB/MiB/GiB}" (PyTorch >= 2.0) */
+/* The upstream a flavor imitates: reports pick its texts by this. */
+enum npa_upstream {
+	NPA_UPSTREAM_TORCH_NPU,
+	NPA_UPSTREAM_PYTORCH,
 };
 
 enum npa_oom_style {
@@ -30,6 +32,7 @@ enum npa_conf_dialect {
 
 struct npa_flavor {
 	const char *name;        /* "npu" or "cuda" */
+	enum npa_upstream upstream;
 	size_t pad;              /* bytes added to each request before rounding */
 	bool oom_rejections_stat; /* memory_stats() has num_oom_rejections */
 	bool pending_ignores_stream_uses; /* npu: pending = event_count > 0 only */
@@ -39,19 +42,6 @@ struct npa_flavor {
 	/* npu: empty_cache, the OOM retry, GC and oversize release first
 	 * synchronize the whole device (npuSynchronizeDevice). */
 	bool release_syncs_device;
-
-	/* memory_summary() text. */
-	enum npa_size_units units;
-	bool requested_memory_row;
-	const char *summary_title;   /* "PyTorch NPU memory summary, device ID " */
-	int device_id_width;         /* {device:<N d} */
-	const char *ooms_label;      /* "NPU OOMs: " */
-	int ooms_width;
-	const char *retries_label;   /* "npuMalloc retries: " */
-	int retries_width;
-	const char *reserved_memory_label;   /* "NPU reserved memory" */
-	const char *reserved_segments_label; /* "NPU reserved segments" */
-	const char *oversize_segments_label; /* "Oversize NPU segments" */
 };
 
 extern const struct npa_flavor npa_flavor_npu;

@@ -6,6 +6,8 @@
  * through and checked once at the end.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,4 +106,21 @@ int sbuf_printf(struct sbuf *b, const char *fmt, ...)
 	int rc = sbuf_vprintf(b, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int sbuf_copy(const struct sbuf *b, char *dst, size_t dstlen)
+{
+	bool fits = b->len < dstlen;
+	size_t n = fits ? b->len : dstlen ? dstlen - 1 : 0;
+
+	if (dstlen) {
+		if (n)
+			memcpy(dst, b->data, n);
+		dst[n] = '\0';
+	}
+	if (b->error)
+		return b->error;
+	if (!fits)
+		return -ENOSPC;
+	return b->len > INT_MAX ? -EOVERFLOW : (int)b->len;
 }

@@ -22,5 +22,12 @@ int sbuf_printf(struct sbuf *b, const char *fmt, ...)
 int sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap);
 int sbuf_append(struct sbuf *b, const char *s, size_t n);
 int sbuf_puts(struct sbuf *b, const char *s);
+/*
+ * The text into `dst` of `dstlen` bytes, cut to fit and NUL-terminated
+ * (nothing is written when dstlen is 0): for callers that hand out a fixed
+ * buffer. Returns the text's length, -ENOSPC when it was cut, or the
+ * buffer's error.
+ */
+int sbuf_copy(const struct sbuf *b, char *dst, size_t dstlen);
 
 #endif /* NPUMEMFS_SBUF_H */

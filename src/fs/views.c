@@ -151,12 +151,13 @@ int show_replay(struct nmfs *d, const struct target *t, struct sbuf *out)
 /* ctl/allocator: the allocators in use, then the usual usage and last_error. */
 int show_allocator(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	char *text = sw_describe(d->sw);
+	struct sw_info *all;
+	size_t n;
 
-	if (!text)
+	if (sw_list(d->sw, &all, &n))
 		return -ENOMEM;
-	sbuf_puts(out, text);
-	free(text);
+	report_allocators(out, all, n, sw_refused_frees(d->sw));
+	free(all);
 	return show_usage(d, t, out);
 }
 
@@ -172,14 +173,12 @@ int show_allocator_stats(struct nmfs *d, const struct target *t, struct sbuf *ou
 /* ctl/alloc_conf: the built-in allocator's settings, each with its origin. */
 int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	char text[4096];
 	struct npa_conf conf;
 
 	npa_get_conf(d->alloc, &conf);
-	int rc = npa_conf_format(&conf, d->flavor, text, sizeof(text));
+	int rc = npa_conf_print(out, &conf, d->flavor);
 	if (rc < 0)
 		return rc;
-	sbuf_puts(out, text);
 	return show_usage(d, t, out);
 }
 

@@ -10,12 +10,16 @@
 #define NPUMEMFS_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "alloc/alloc_conf.h"
 #include "alloc/flavor.h"
 #include "base/sbuf.h"
 #include "alloc/snapshot.h"
 #include "alloc/stats.h"
+
+struct sw_info;
 
 /*
  * memory_stats(): "key value\n" lines sorted by key in byte order, the
@@ -30,7 +34,7 @@ int report_stats_json(struct sbuf *out, const struct npa_stats *s,
 /*
  * memory_summary(device, abbreviated): upstream's text, byte for byte
  * (torch/cuda/memory.py or torch_npu/npu/memory.py, per the flavor's
- * labels and units). abbreviated drops the large/small pool rows.
+ * upstream). abbreviated drops the large/small pool rows.
  */
 int report_summary(struct sbuf *out, const struct npa_stats *s,
 		   const struct npa_flavor *fl, int device, bool abbreviated);
@@ -70,5 +74,21 @@ int report_trace_jsonl(struct sbuf *out, const struct npa_trace *t);
 int report_snapshot_pickle(struct sbuf *out, const struct npa_snapshot *snap,
 			   const struct npa_trace *traces, int ndevices,
 			   const struct npa_flavor *fl, const struct npa_conf *conf);
+
+/*
+ * ctl/allocator: the allocators of a switch (sw_list's all[0..n-1]), the
+ * current one and each retired one still holding blocks, e.g.
+ *   current plugin1
+ *     path /opt/arena.so
+ *     alloc arena_alloc
+ *     free arena_free
+ *     hooks init=arena_init reset=arena_reset
+ *     loaded 2024-05-01T12:00:00Z
+ *     live_blocks 1
+ *     ...
+ * then "refused_frees N".
+ */
+int report_allocators(struct sbuf *out, const struct sw_info *all, size_t n,
+		      uint64_t refused_frees);
 
 #endif /* NPUMEMFS_REPORT_H */

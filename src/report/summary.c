@@ -3,8 +3,8 @@
  *
  * Reproduces memory_summary() of torch/cuda/memory.py (PyTorch >= 2.0,
  * binary units) and of torch_npu/npu/memory.py (decimal-looking "KB/MB"
- * labels, 7-wide numbers, no "Requested memory" group); the flavor table
- * holds everything that differs. Upstream builds a list of 75-character
+ * labels, 7-wide numbers, no "Requested memory" group); the table of
+ * labels below holds everything that differs, one row per upstream. Upstream builds a list of 75-character
  * lines and joins them with "|\n|" between bars, so every line here is
  * written as "|" + line + "|\n".
  */
@@ -20,7 +20,7 @@
 
 enum cell_kind { CELL_SIZE, CELL_COUNT };
 
-/* Where a group's label comes from: fixed text or the flavor table. */
+/* Where a group's label comes from: fixed text or the upstream's labels. */
 enum label_src {
 	LABEL_FIXED,
 	LABEL_RESERVED_MEMORY,
@@ -33,7 +33,7 @@ struct group {
 	enum cell_kind kind;
 	enum label_src src;
 	const char *label;
-	bool requested_row; /* shown only when the flavor has that row */
+	bool requested_row; /* shown only when the upstream has that row */
 };
 
 #define GROUP(field, kind, src, label, req) \
@@ -71,11 +71,50 @@ struct size_units {
 	const char *prefix[6];
 };
 
-static const struct size_units units_table[] = {
-	[NPA_UNITS_DECIMAL_LABELS] = { "%7" PRId64 " %s",
-				       { "B ", "KB", "MB", "GB", "TB", "PB" } },
-	[NPA_UNITS_BINARY_LABELS] = { "%6" PRId64 " %s",
-				      { "B  ", "KiB", "MiB", "GiB", "TiB", "PiB" } },
+/* The texts and widths in which the upstreams' summaries differ. */
+struct labels {
+	struct size_units units;
+	bool requested_memory_row;
+	const char *summary_title;
+	int device_id_width;         /* {device:<N d} */
+	const char *ooms_label;
+	int ooms_width;
+	const char *retries_label;
+	int retries_width;
+	const char *reserved_memory_label;
+	const char *reserved_segments_label;
+	const char *oversize_segments_label;
+};
+
+static const struct labels labels_of[] = {
+	/* "{:7d} {B /KB/MB/GB}" */
+	[NPA_UPSTREAM_TORCH_NPU] = {
+		.units = { "%7" PRId64 " %s", { "B ", "KB", "MB", "GB", "TB", "PB" } },
+		.requested_memory_row = false,
+		.summary_title = "PyTorch NPU memory summary, device ID ",
+		.device_id_width = 18,
+		.ooms_label = "NPU OOMs: ",
+		.ooms_width = 13,
+		.retries_label = "npuMalloc retries: ",
+		.retries_width = 9,
+		.reserved_memory_label = "NPU reserved memory",
+		.reserved_segments_label = "NPU reserved segments",
+		.oversize_segments_label = "Oversize NPU segments",
+	},
+	/* "{:6d} {B  /KiB/MiB/GiB}" (PyTorch >= 2.0) */
+	[NPA_UPSTREAM_PYTORCH] = {
+		.units = { "%6" PRId64 " %s", { "B  ", "KiB", "MiB", "GiB", "TiB", "PiB" } },
+		.requested_memory_row = true,
+		.summary_title = "PyTorch CUDA memory summary, device ID ",
+		.device_id_width = 17,
+		.ooms_label = "CUDA OOMs: ",
+		.ooms_width = 12,
+		.retries_label = "cudaMalloc retries: ",
+		.retries_width = 8,
+		.reserved_memory_label = "GPU reserved memory",
+		.reserved_segments_label = "GPU reserved segments",
+		.oversize_segments_label = "Oversize GPU segments",
+	},
 };
 
 static const char *const count_prefix[] = { " ", "K", "M" };
@@ -123,24 +162,24 @@ static void count_cell(char *buf, int64_t v, int64_t pref)
 }
 
 static void cell(char *buf, const struct group *g, int64_t v, int64_t pref,
-		 const struct npa_flavor *fl)
+		 const struct labels *lb)
 {
 	if (g->kind == CELL_SIZE)
-		size_cell(buf, v, pref, &units_table[fl->units]);
+		size_cell(buf, v, pref, &lb->units);
 	else
 		count_cell(buf, v, pref);
 }
 
 static const char *group_label(const struct group *g,
-			       const struct npa_flavor *fl)
+			       const struct labels *lb)
 {
 	switch (g->src) {
 	case LABEL_RESERVED_MEMORY:
-		return fl->reserved_memory_label;
+		return lb->reserved_memory_label;
 	case LABEL_RESERVED_SEGMENTS:
-		return fl->reserved_segments_label;
+		return lb->reserved_segments_label;
 	case LABEL_OVERSIZE_SEGMENTS:
-		return fl->oversize_segments_label;
+		return lb->oversize_segments_label;
 	default:
 		return g->label;
 	}
@@ -149,13 +188,13 @@ static const char *group_label(const struct group *g,
 /* " {name:<21} | {cur} | {peak} | {alloc} | {freed} ", units from `ref`. */
 static void stat_row(struct sbuf *out, const char *name,
 		     const struct npa_stat *st, const struct npa_stat *ref,
-		     const struct group *g, const struct npa_flavor *fl)
+		     const struct group *g, const struct labels *lb)
 {
 	char c[4][CELL_LEN];
-	cell(c[0], g, st->current, ref->current, fl);
-	cell(c[1], g, st->peak, ref->peak, fl);
-	cell(c[2], g, st->allocated, ref->allocated, fl);
-	cell(c[3], g, st->freed, ref->freed, fl);
+	cell(c[0], g, st->current, ref->current, lb);
+	cell(c[1], g, st->peak, ref->peak, lb);
+	cell(c[2], g, st->allocated, ref->allocated, lb);
+	cell(c[3], g, st->freed, ref->freed, lb);
 	sbuf_printf(out, "| %-21s | %s | %s | %s | %s |\n", name, c[0], c[1],
 		    c[2], c[3]);
 }
@@ -169,57 +208,59 @@ static void rule(struct sbuf *out, char c)
 }
 
 static void header(struct sbuf *out, const struct npa_stats *s,
-		   const struct npa_flavor *fl, int device)
+		   const struct labels *lb, int device)
 {
 	rule(out, '=');
-	sbuf_printf(out, "| %16s %s%-*d |\n", "", fl->summary_title,
-		    fl->device_id_width, device);
+	sbuf_printf(out, "| %16s %s%-*d |\n", "", lb->summary_title,
+		    lb->device_id_width, device);
 	rule(out, '-');
 	sbuf_printf(out, "|  %9s %s%-*" PRId64 " | %6s %s%-*" PRId64 "  |\n",
-		    "", fl->ooms_label, fl->ooms_width, s->num_ooms, "",
-		    fl->retries_label, fl->retries_width, s->num_alloc_retries);
+		    "", lb->ooms_label, lb->ooms_width, s->num_ooms, "",
+		    lb->retries_label, lb->retries_width, s->num_alloc_retries);
 	rule(out, '=');
 	sbuf_puts(out, "|        Metric         | Cur Usage  | Peak Usage |"
 		       " Tot Alloc  | Tot Freed  |\n");
 }
 
 static void pool_group(struct sbuf *out, const struct npa_stats *s,
-		       const struct group *g, const struct npa_flavor *fl,
+		       const struct group *g, const struct labels *lb,
 		       bool abbreviated)
 {
 	const struct npa_stat *arr =
 		(const struct npa_stat *)((const char *)s + g->offset);
 	rule(out, '-');
-	stat_row(out, group_label(g, fl), &arr[NPA_STAT_ALL], &arr[NPA_STAT_ALL],
-		 g, fl);
+	stat_row(out, group_label(g, lb), &arr[NPA_STAT_ALL], &arr[NPA_STAT_ALL],
+		 g, lb);
 	if (abbreviated)
 		return;
 	for (size_t i = 0; i < sizeof(pool_rows) / sizeof(pool_rows[0]); i++)
 		stat_row(out, pool_rows[i].label, &arr[pool_rows[i].type],
-			 &arr[NPA_STAT_ALL], g, fl);
+			 &arr[NPA_STAT_ALL], g, lb);
 }
 
 /* Oversize rows have no pool split; each cell is its own unit reference. */
 static void single_group(struct sbuf *out, const struct npa_stats *s,
-			 const struct group *g, const struct npa_flavor *fl)
+			 const struct group *g, const struct labels *lb)
 {
 	const struct npa_stat *st =
 		(const struct npa_stat *)((const char *)s + g->offset);
 	rule(out, '-');
-	stat_row(out, group_label(g, fl), st, st, g, fl);
+	stat_row(out, group_label(g, lb), st, st, g, lb);
 }
 
 int report_summary(struct sbuf *out, const struct npa_stats *s,
 		   const struct npa_flavor *fl, int device, bool abbreviated)
 {
-	header(out, s, fl, device);
+	const struct labels *lb = &labels_of[fl->upstream];
+
+	header(out, s, lb, device);
 	for (size_t i = 0; i < sizeof(pool_groups) / sizeof(pool_groups[0]); i++) {
 		const struct group *g = &pool_groups[i];
-		if (!g->requested_row || fl->requested_memory_row)
-			pool_group(out, s, g, fl, abbreviated);
+		if (!g->requested_row || lb->requested_memory_row)
+			pool_group(out, s, g, lb, abbreviated);
 	}
 	for (size_t i = 0; i < sizeof(oversize_groups) / sizeof(oversize_groups[0]); i++)
-		single_group(out, s, &oversize_groups[i], fl);
+		single_group(out, s, &oversize_groups[i], lb);
 	rule(out, '=');
 	return out->error;
 }

@@ -907,6 +907,32 @@ static void diff_lists_the_keys_that_changed(void **state)
 	assert_int_equal(npa_conf_diff(&a, &b, NULL, 0), 0);
 }
 
+static void diff_compares_each_key_on_its_own_value(void **state)
+{
+	struct npa_conf a = defaults(NPU), b[NPA_CONF_NKEYS];
+	enum npa_conf_key key;
+
+	(void)state;
+	for (int k = 0; k < NPA_CONF_NKEYS; k++)
+		b[k] = a;
+	b[NPA_CONF_max_split_size_mb].max_split_size = 64 * MiB;
+	b[NPA_CONF_max_non_split_rounding_mb].max_non_split_rounding = 64 * MiB;
+	b[NPA_CONF_garbage_collection_threshold].garbage_collection_threshold = 0.5;
+	b[NPA_CONF_roundup_power2_divisions].roundup_power2_divisions[15] = 4;
+	b[NPA_CONF_expandable_segments].expandable_segments = true;
+	b[NPA_CONF_large_segment_size_mb].large_segment_size = 64 * MiB;
+	b[NPA_CONF_segment_size_mb].segment_size = 64 * MiB;
+	b[NPA_CONF_base_addr_aligned_kb].base_addr_aligned = 0;
+	b[NPA_CONF_page_size].page_size_1g = true;
+	b[NPA_CONF_per_process_memory_fraction].per_process_memory_fraction = 0.5;
+	b[NPA_CONF_throw_on_npumalloc_oom].throw_on_npumalloc_oom = true;
+	b[NPA_CONF_multi_stream_lazy_reclaim].multi_stream_lazy_reclaim = true;
+	for (int k = 0; k < NPA_CONF_NKEYS; k++) {
+		assert_int_equal(npa_conf_diff(&a, &b[k], &key, 1), 1);
+		assert_int_equal(key, k);
+	}
+}
+
 static void key_names_follow_the_flavor(void **state)
 {
 	(void)state;
@@ -965,6 +991,7 @@ int main(void)
 		cmocka_unit_test(random_strings_parse_whole_or_not_at_all),
 		cmocka_unit_test(runtime_safe_keys_are_those_set_allocator_settings_takes),
 		cmocka_unit_test(diff_lists_the_keys_that_changed),
+		cmocka_unit_test(diff_compares_each_key_on_its_own_value),
 		cmocka_unit_test(key_names_follow_the_flavor),
 	};
 

@@ -110,6 +110,60 @@ static void failed_growth_is_sticky_and_keeps_the_text(void **state)
 	sbuf_release(&b);
 }
 
+static void copy_gives_the_whole_text_and_its_length(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	char dst[8];
+	sbuf_init(&b);
+	sbuf_puts(&b, "1234567");
+	assert_int_equal(sbuf_copy(&b, dst, sizeof(dst)), 7);
+	assert_string_equal(dst, "1234567");
+	sbuf_release(&b);
+}
+
+static void copy_cuts_to_fit_and_reports_enospc(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	char dst[8];
+	sbuf_init(&b);
+	sbuf_puts(&b, "12345678");
+	assert_int_equal(sbuf_copy(&b, dst, sizeof(dst)), -ENOSPC);
+	assert_string_equal(dst, "1234567");
+	sbuf_release(&b);
+}
+
+static void copy_into_no_room_writes_nothing(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	char dst[1] = { 'x' };
+	sbuf_init(&b);
+	assert_int_equal(sbuf_copy(&b, dst, 0), -ENOSPC);
+	assert_int_equal(dst[0], 'x');
+	assert_int_equal(sbuf_copy(&b, NULL, 0), -ENOSPC);
+	assert_int_equal(sbuf_copy(&b, dst, 1), 0);
+	assert_string_equal(dst, "");
+	sbuf_release(&b);
+}
+
+static void copy_after_failed_growth_gives_the_kept_text_and_the_error(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	char big[300], dst[16];
+	memset(big, 'a', sizeof(big));
+	sbuf_init(&b);
+	sbuf_puts(&b, "kept");
+	realloc_fails = true;
+	sbuf_append(&b, big, sizeof(big));
+	realloc_fails = false;
+	assert_int_equal(sbuf_copy(&b, dst, sizeof(dst)), -ENOMEM);
+	assert_string_equal(dst, "kept");
+	sbuf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +172,11 @@ int main(void)
 		cmocka_unit_test(reset_empties_and_keeps_the_memory),
 		cmocka_unit_test(release_returns_to_the_initial_state),
 		cmocka_unit_test_teardown(failed_growth_is_sticky_and_keeps_the_text,
+					  reset_realloc),
+		cmocka_unit_test(copy_gives_the_whole_text_and_its_length),
+		cmocka_unit_test(copy_cuts_to_fit_and_reports_enospc),
+		cmocka_unit_test(copy_into_no_room_writes_nothing),
+		cmocka_unit_test_teardown(copy_after_failed_growth_gives_the_kept_text_and_the_error,
 					  reset_realloc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
