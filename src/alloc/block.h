@@ -20,6 +20,7 @@
 
 struct npa_segment;
 struct npa_pool;
+struct npa_private_pool;
 
 struct npa_block {
 	RB_ENTRY(npa_block) node; /* in pool->blocks while free */
@@ -61,6 +62,7 @@ struct npa_pool {
 	struct npa_unmapped_tree unmapped;
 	struct npa_handle_cache spare;
 	bool is_small;
+	struct npa_private_pool *owner; /* NULL: a default pool */
 	/* get_free_block calls while GC is on: a block's age is the count since
 	 * it entered the pool (upstream's gc_count, kept without a pool walk). */
 	uint64_t gc_calls;

@@ -48,6 +48,7 @@ void npa_pool_init(struct npa_pool *pool, bool is_small)
 	RB_INIT(&pool->unmapped);
 	pool->spare = (struct npa_handle_cache){ 0 };
 	pool->is_small = is_small;
+	pool->owner = NULL;
 	pool->gc_calls = 0;
 }
 

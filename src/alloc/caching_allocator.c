@@ -36,6 +36,8 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		return -ENOMEM;
 	a->flavor = flavor;
 	a->conf = opt->conf;
+	a->next_user_pool = 1;
+	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
@@ -201,8 +203,25 @@ static void reset_accumulated(struct npa_device *dev)
 	npa_stats_reset_accumulated(&dev->stats);
 }
 
+/* cuda asserts that no pool routes allocations (captures_underway.empty()). */
+static bool empty_cache_refused(struct npa *a, int device)
+{
+	bool refused = false;
+
+	for (int i = 0; i < a->ndev && !refused; i++) {
+		if (device >= 0 && i != device)
+			continue;
+		npa_lock_acquire(&a->dev[i].lock);
+		refused = a->flavor->any_scope_is_capture && npa_capture_underway(&a->dev[i]);
+		npa_lock_release(&a->dev[i].lock);
+	}
+	return refused;
+}
+
 int npa_empty_cache(struct npa *a, int device)
 {
+	if (empty_cache_refused(a, device))
+		return -EBUSY;
 	return for_devices(a, device, empty_cache);
 }
 

@@ -9,6 +9,10 @@
 struct npa {
 	const struct npa_flavor *flavor;
 	struct npa_conf conf;       /* read by devices under their lock */
+	/* graph_pool_handle's counters: uid_ for users' pools, uuid_ for
+	 * captures without one; both count from 1. */
+	uint64_t next_user_pool;
+	uint64_t next_graph_pool;
 	int ndev;
 	struct npa_device dev[];
 };

@@ -38,7 +38,8 @@ static void tally_block(const struct npa_device *dev, const struct npa_block *b,
 			struct tally *t)
 {
 	struct npa_stats *st = &t->st;
-	bool active = b->allocated || b->event_count > 0;
+	/* nuses on a freed block: its events wait for the capture to end. */
+	bool active = b->allocated || b->event_count > 0 || b->nuses > 0;
 
 	t->pending_events += (size_t)b->event_count;
 	if (b->allocated) {
@@ -64,9 +65,11 @@ static void tally_block(const struct npa_device *dev, const struct npa_block *b,
 	}
 }
 
+/* Not allocated and waiting for nothing: neither events nor, after a free
+ * during a capture, the end of the capture. */
 static bool is_free(const struct npa_block *b)
 {
-	return b != NULL && !b->allocated && b->event_count == 0;
+	return b != NULL && !b->allocated && b->event_count == 0 && b->nuses == 0;
 }
 
 static int check_block(const struct npa_segment *seg, const struct npa_block *b,
@@ -80,8 +83,7 @@ static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 		return fail(err, errlen, "block %p disagrees with its segment", (void *)b->ptr);
 	if (b->next != NULL && b->next->prev != b)
 		return fail(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);
-	if (is_free(b) && is_free(b->next) && b->nuses == 0 && b->next->nuses == 0 &&
-	    b->mapped == b->next->mapped)
+	if (is_free(b) && is_free(b->next) && b->mapped == b->next->mapped)
 		return fail(err, errlen, "free blocks %p and %p were not merged",
 			    (void *)b->ptr, (void *)b->next->ptr);
 	if (!b->mapped && (b->allocated || seg->kind != NPA_SEGMENT_EXPANDABLE ||
@@ -207,6 +209,46 @@ static int compare_stats(const struct npa_device *dev, const struct tally *t, ch
 	return 0;
 }
 
+/* Device mallocs a private pool still owes, from its device-malloc segments. */
+static long device_segments_of(const struct npa_device *dev,
+			       const struct npa_private_pool *pp)
+{
+	struct npa_segment *seg;
+	long n = 0;
+
+	RB_FOREACH(seg, npa_segment_tree, &((struct npa_device *)dev)->segments)
+		n += seg->pool->owner == pp && seg->kind == NPA_SEGMENT_DEVICE_MALLOC;
+	return n;
+}
+
+/*
+ * Each private pool's trees, and its npuMalloc_count against its segments
+ * (expandable pages are counted per map call and unmap call, as upstream,
+ * so only device-malloc segments can be checked).
+ */
+static int check_private_pools(const struct npa_device *dev, size_t *pooled,
+			       size_t *unmapped, char *err, size_t errlen)
+{
+	for (const struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+		int rc = check_pool(&pp->small, pooled, unmapped, err, errlen);
+
+		if (rc == 0)
+			rc = check_pool(&pp->large, pooled, unmapped, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (pp->use_count < 0 || pp->freeable != (pp->use_count == 0))
+			return fail(err, errlen, "pool (%" PRIu64 ",%" PRIu64 "): use_count %d, %s",
+				    pp->id.first, pp->id.second, pp->use_count,
+				    pp->freeable ? "freeable" : "not freeable");
+		if (!pp->mapped_pages && pp->malloc_count != device_segments_of(dev, pp))
+			return fail(err, errlen,
+				    "pool (%" PRIu64 ",%" PRIu64 "): npuMalloc_count %ld, %ld segments",
+				    pp->id.first, pp->id.second, pp->malloc_count,
+				    device_segments_of(dev, pp));
+	}
+	return 0;
+}
+
 int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 {
 	struct tally t = { 0 };
@@ -216,6 +258,7 @@ int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 	if ((rc = check_segments(dev, &t, err, errlen)) < 0 ||
 	    (rc = check_pool(&dev->small, &pooled, &unmapped, err, errlen)) < 0 ||
 	    (rc = check_pool(&dev->large, &pooled, &unmapped, err, errlen)) < 0 ||
+	    (rc = check_private_pools(dev, &pooled, &unmapped, err, errlen)) < 0 ||
 	    (rc = compare_stats(dev, &t, err, errlen)) < 0)
 		return rc;
 	if (pooled != t.free_blocks)

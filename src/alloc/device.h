@@ -14,6 +14,7 @@
 
 #include "block.h"
 #include "lock.h"
+#include "private_pool.h"
 #include "ptr_map.h"
 #include "stream_events.h"
 
@@ -47,6 +48,10 @@ struct npa_device {
 	uintptr_t addr_lo, addr_hi;
 	struct npa_block_cache cache;
 	struct npa_event_queues events;
+	/* Freed during a capture with stream uses: their events are recorded
+	 * once no capture is under way (needs_events_deferred_until_no_capture). */
+	struct npa_block *deferred;
+	struct npa_private_pools pools; /* graph_pools and allocation_scopes_ */
 	size_t total_allocated_memory; /* device bytes held */
 	bool set_fraction;
 	size_t allowed_memory_maximum;
@@ -108,9 +113,28 @@ static inline size_t npa_allocation_size(const struct npa_device *dev, size_t si
 	return NPA_ROUND_LARGE * ((size + NPA_ROUND_LARGE - 1) / NPA_ROUND_LARGE);
 }
 
-static inline struct npa_pool *npa_pool_for(struct npa_device *dev, size_t size)
+/* Upstream get_pool: a routing scope's private pool, or the default one. */
+static inline struct npa_pool *npa_get_pool(struct npa_device *dev, size_t size,
+					    aclrtStream stream)
 {
+	if (__builtin_expect(dev->pools.nscopes != 0, 0)) {
+		struct npa_private_pool *p = npa_private_pool_route(&dev->pools, stream);
+
+		if (p != NULL)
+			return size <= NPA_SMALL_SIZE ? &p->small : &p->large;
+	}
 	return size <= NPA_SMALL_SIZE ? &dev->small : &dev->large;
+}
+
+/*
+ * Whether a capture is under way, when event queries and synchronization
+ * are not allowed: cuda counts any routing scope (captures_underway);
+ * torch_npu counts only real captures, which this allocator does not
+ * start, so never.
+ */
+static inline bool npa_capture_underway(const struct npa_device *dev)
+{
+	return dev->flavor->any_scope_is_capture && dev->pools.nscopes != 0;
 }
 
 /* Upstream's update_stat: a signed change, peak kept. */
@@ -228,6 +252,12 @@ static inline void npa_trace(struct npa_device *dev, enum npa_trace_action actio
 size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen);
+/* The blocks freed during a capture get their events now (none is under way). */
+void npa_insert_deferred_events(struct npa_device *dev);
+/* empty_cache of pool `id` ((0,0): the default pools and every freeable
+ * private pool), as upstream release_cached_blocks. */
+void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
+			     bool keep_handles);
 /* Frees the block in `slot`, as npa_device_find returned it. */
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot);
 void npa_free_block(struct npa_device *dev, struct npa_block *b);
@@ -244,6 +274,8 @@ void npa_oom_message(const struct npa_device *dev, size_t alloc_size, size_t dev
 
 /* snapshot.c */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out);
+int npa_device_snapshot_pool(struct npa_device *dev, const struct npa_private_pool *pool,
+			     struct npa_snapshot *out);
 
 /* check.c */
 int npa_device_check(struct npa_device *dev, char *err, size_t errlen);

@@ -112,6 +112,8 @@ static bool should_split(const struct npa_device *dev, const struct npa_block *b
 {
 	size_t remaining = b->size - size;
 
+	if (b->pool->owner != NULL && b->pool->owner->no_split)
+		return false;
 	if (b->pool->is_small || dev->conf->expandable_segments)
 		return remaining >= NPA_MIN_BLOCK_SIZE;
 	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
@@ -220,21 +222,66 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 	return -ENOMEM;
 }
 
-/* Steps 4a-4e of upstream's malloc once the cache has no fitting block. */
+/* Whether scope filter `arg` is this very call: the fallback's own scope. */
+static bool this_call(aclrtStream stream, void *arg)
+{
+	(void)stream;
+	return arg != NULL;
+}
+
+/*
+ * use_on_oom pools, in creation order: a cached block of one of them
+ * serves a request that found no memory (upstream try_mempool_fallback:
+ * begin routing to the pool, get_free_block, end, release). Not for a
+ * request already routed to a private pool.
+ */
+static bool mempool_fallback(struct npa_device *dev, struct npa_alloc_params *p)
+{
+	if (p->pool->owner != NULL)
+		return false;
+	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+		if (!pp->use_on_oom)
+			continue;
+		struct npa_pool_id id = pp->id;
+		struct npa_alloc_params mp = *p;
+
+		/* Upstream throws here when the pool already routes (its use is
+		 * taken all the same); the request then fails. */
+		if (npa_private_pool_begin(&dev->pools, id, this_call, dev) != 0)
+			return false;
+		mp.pool = npa_get_pool(dev, p->size, p->stream);
+		bool found = get_free_block(dev, &mp);
+		npa_private_pool_end(&dev->pools, id);
+		npa_private_pool_release(&dev->pools, id);
+		if (found) {
+			*p = mp;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Steps 4a-4e of upstream's malloc once the cache has no fitting block:
+ * 1 a new segment (or a use_on_oom pool's block), 0 none, <0 refused. */
 static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char *err,
 			size_t errlen)
 {
+	bool last = dev->flavor->mempool_fallback_last;
 	int rc;
 
 	if (npa_gc_enabled(dev))
 		npa_garbage_collect(dev);
 	rc = npa_alloc_block(dev, p, false, err, errlen);
+	if (rc == 0 && !last && mempool_fallback(dev, p))
+		return 1;
 	if (rc == 0 && npa_release_available_cached_blocks(dev, p))
 		rc = npa_alloc_block(dev, p, false, err, errlen);
-	if (rc == 0) {
+	if (rc == 0 && !npa_capture_underway(dev)) {
 		npa_release_cached_blocks(dev, false);
 		rc = npa_alloc_block(dev, p, true, err, errlen);
 	}
+	if (rc == 0 && last && mempool_fallback(dev, p))
+		return 1;
 	return rc;
 }
 
@@ -278,25 +325,28 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen)
 {
-	bool lazy = dev->conf->multi_stream_lazy_reclaim;
+	bool capture = npa_capture_underway(dev);
+	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
 
 	if (npa_ptr_map_reserve(&dev->allocated) < 0) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
 		return -ENOMEM;
 	}
-	/* Nothing pending is the common case: no call then. */
-	if (dev->events.pending > 0 && (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS))
+	/* Nothing pending is the common case: no call then. During a capture
+	 * events may not be queried (upstream skips process_events). */
+	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) && !capture &&
+	    (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS))
 		npa_process_events(dev);
 	size_t size = npa_round_size(dev, orig_size);
 	struct npa_alloc_params p = {
 		.size = size,
 		.alloc_size = npa_allocation_size(dev, size),
 		.stream = stream,
-		.pool = npa_pool_for(dev, size),
+		.pool = npa_get_pool(dev, size, stream),
 	};
 	bool found = get_free_block(dev, &p);
-	if (!found && lazy && dev->events.pending > 0) {
+	if (!found && lazy && (dev->events.pending > 0 || dev->deferred != NULL)) {
 		npa_process_events(dev);
 		found = get_free_block(dev, &p);
 	}
@@ -414,10 +464,12 @@ void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 		npa_stat_decrease(&dev->stats.oversize_allocations, 1);
 	if (__builtin_expect(dev->history.ring != NULL, 0))
 		trace_free(dev, b);
-	if (b->nuses > 0)
-		npa_insert_events(dev, b);
-	else
+	if (b->nuses == 0)
 		free_block(dev, b);
+	else if (__builtin_expect(npa_capture_underway(dev), 0))
+		npa_defer_events(dev, b);
+	else
+		npa_insert_events(dev, b);
 }
 
 static void free_segment_blocks(struct npa_segment *seg, size_t *leaks, uint64_t *leaked_bytes)
@@ -444,7 +496,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	uint64_t bytes = 0;
 	int32_t saved;
 
-	npa_synchronize_and_free_events(dev);
+	npa_synchronize_and_free_events(dev, NULL);
 	npa_ptr_map_fini(&dev->allocated);
 	int entered = npa_device_enter(dev->id, &saved);
 	for (seg = RB_MIN(npa_segment_tree, &dev->segments); seg != NULL; seg = next) {
@@ -462,6 +514,11 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	}
 	npa_handle_cache_fini(&dev->small);
 	npa_handle_cache_fini(&dev->large);
+	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+		npa_handle_cache_drain(&pp->small);
+		npa_handle_cache_drain(&pp->large);
+	}
+	npa_private_pools_fini(&dev->pools);
 	npa_device_leave(saved);
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);

@@ -148,8 +148,15 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 	}
 	if (dev->set_fraction && dev->total_allocated_memory + size > dev->allowed_memory_maximum)
 		return 0;
-	if (dev->conf->expandable_segments)
-		return npa_alloc_expandable(dev, p);
+	if (dev->conf->expandable_segments) {
+		int rc = npa_alloc_expandable(dev, p);
+
+		if (rc == 1 && p->pool->owner != NULL) {
+			p->pool->owner->malloc_count++;
+			p->pool->owner->mapped_pages = true;
+		}
+		return rc;
+	}
 	char *ptr = device_malloc(dev, size);
 	if (ptr == NULL)
 		return 0;
@@ -160,6 +167,8 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
 		return -ENOMEM;
 	}
+	if (p->pool->owner != NULL)
+		p->pool->owner->malloc_count++;
 	dev->total_allocated_memory += size;
 	npa_stat_update(dev->stats.segment, p->pool, 1);
 	npa_stat_update(dev->stats.reserved_bytes, p->pool, (int64_t)size);
@@ -178,6 +187,8 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 
 	device_free(dev, b->ptr);
 	dev->total_allocated_memory -= size;
+	if (b->pool->owner != NULL)
+		b->pool->owner->malloc_count--;
 	npa_stat_update(dev->stats.segment, b->pool, -1);
 	npa_stat_update(dev->stats.reserved_bytes, b->pool, -(int64_t)size);
 	if (size >= dev->conf->max_split_size)
@@ -215,19 +226,69 @@ static void release_blocks(struct npa_device *dev, struct npa_pool *pool, bool k
 	}
 }
 
-void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles)
+static void drain_handles(struct npa_device *dev, struct npa_pool *a, struct npa_pool *b)
 {
 	int32_t saved;
 
-	npa_sync_device_if_flavor(dev);
-	npa_synchronize_and_free_events(dev);
-	release_blocks(dev, &dev->large, keep_handles);
-	release_blocks(dev, &dev->small, keep_handles);
-	if (keep_handles || npa_device_enter(dev->id, &saved) != 0)
+	if (npa_device_enter(dev->id, &saved) != 0)
 		return;
-	npa_handle_cache_drain(&dev->large);
-	npa_handle_cache_drain(&dev->small);
+	npa_handle_cache_drain(a);
+	npa_handle_cache_drain(b);
 	npa_device_leave(saved);
+}
+
+static bool pool_holds_blocks(const struct npa_pool *pool)
+{
+	return !RB_EMPTY(&pool->blocks) || !RB_EMPTY(&pool->unmapped);
+}
+
+/*
+ * A freeable pool's unused segments go; the pool itself goes once it has
+ * no device malloc left. A pool whose count says none but that still
+ * holds blocks (expandable pages mapped and unmapped in other runs) is
+ * kept: its blocks point at it.
+ */
+static void release_private_pool(struct npa_device *dev, struct npa_private_pool *pp,
+				 bool keep_handles)
+{
+	release_blocks(dev, &pp->small, keep_handles);
+	release_blocks(dev, &pp->large, keep_handles);
+	if (!keep_handles)
+		drain_handles(dev, &pp->small, &pp->large);
+	if (pp->malloc_count != 0 || pool_holds_blocks(&pp->small) ||
+	    pool_holds_blocks(&pp->large))
+		return;
+	drain_handles(dev, &pp->small, &pp->large);
+	npa_private_pool_delete(&dev->pools, pp);
+}
+
+void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
+			     bool keep_handles)
+{
+	bool all = npa_pool_id_is_default(id);
+	struct npa_private_pool *pp, *next;
+
+	npa_sync_device_if_flavor(dev);
+	if (all && !npa_capture_underway(dev)) {
+		npa_synchronize_and_free_events(dev, NULL);
+		release_blocks(dev, &dev->large, keep_handles);
+		release_blocks(dev, &dev->small, keep_handles);
+		if (!keep_handles)
+			drain_handles(dev, &dev->large, &dev->small);
+	}
+	for (pp = dev->pools.head; pp != NULL; pp = next) {
+		next = pp->next;
+		if (!pp->freeable || (!all && !npa_pool_id_eq(pp->id, id)))
+			continue;
+		if (!all)
+			npa_synchronize_and_free_events(dev, pp);
+		release_private_pool(dev, pp, keep_handles);
+	}
+}
+
+void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles)
+{
+	npa_release_pool_blocks(dev, (struct npa_pool_id){ 0, 0 }, keep_handles);
 }
 
 /*

@@ -209,6 +209,8 @@ void npa_unmap_block(struct npa_device *dev, struct npa_block *b, bool keep_hand
 	b->size = n;
 	b->mapped = false;
 	account(dev, b, -(int64_t)n);
+	if (pool->owner != NULL)
+		pool->owner->malloc_count--;
 	npa_try_merge(dev, b, b->prev);
 	npa_try_merge(dev, b, b->next);
 	RB_INSERT(npa_unmapped_tree, &pool->unmapped, b);

@@ -21,6 +21,9 @@ const struct npa_flavor npa_flavor_npu = {
 	.oom_style = NPA_OOM_NPU,
 	.conf_dialect = NPA_CONF_DIALECT_TORCH_NPU,
 	.release_syncs_device = true,
+	/* NPUCachingAllocator.cpp is_capture_context(), try_mempool_fallback. */
+	.any_scope_is_capture = false,
+	.mempool_fallback_last = false,
 };
 
 const struct npa_flavor npa_flavor_cuda = {
@@ -33,6 +36,10 @@ const struct npa_flavor npa_flavor_cuda = {
 	.oom_style = NPA_OOM_CUDA,
 	.conf_dialect = NPA_CONF_DIALECT_PYTORCH,
 	.release_syncs_device = false,
+	/* CUDACachingAllocator.cpp captures_underway; "try to use existing
+	 * mempools as a last resort". */
+	.any_scope_is_capture = true,
+	.mempool_fallback_last = true,
 };
 
 const struct npa_flavor *npa_flavor_find(const char *name)

@@ -42,6 +42,12 @@ struct npa_flavor {
 	/* npu: empty_cache, the OOM retry, GC and oversize release first
 	 * synchronize the whole device (npuSynchronizeDevice). */
 	bool release_syncs_device;
+	/* Private pools. cuda: a pool routing allocations counts as a capture
+	 * under way (captures_underway); npu: only a real capture does. */
+	bool any_scope_is_capture;
+	/* use_on_oom pools are tried: npu before releasing cached blocks
+	 * (try_mempool_fallback), cuda as the last resort after every release. */
+	bool mempool_fallback_last;
 };
 
 extern const struct npa_flavor npa_flavor_npu;

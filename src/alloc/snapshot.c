@@ -46,6 +46,10 @@ static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
 		.is_expandable = seg->kind == NPA_SEGMENT_EXPANDABLE,
 		.blocks = calloc(n, sizeof(*out->blocks)),
 	};
+	if (seg->pool->owner != NULL) {
+		out->pool_id[0] = seg->pool->owner->id.first;
+		out->pool_id[1] = seg->pool->owner->id.second;
+	}
 	if (out->blocks == NULL)
 		return -ENOMEM;
 	for (const struct npa_block *b = head; b != NULL && b->mapped; b = b->next) {
@@ -71,19 +75,22 @@ static bool starts_run(const struct npa_block *b)
 	return b->mapped && (b->prev == NULL || !b->prev->mapped);
 }
 
-/* Appends this device's segments (one per mapped run of an expandable
- * segment, as upstream reports them), in address order, to `out`; a
- * recording device notes the snapshot in its history, as upstream does. */
-int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
+/* Whether a snapshot of `pool` (or of everything, when `all`) shows `seg`. */
+static bool shows(const struct npa_segment *seg, bool all,
+		  const struct npa_private_pool *pool)
+{
+	return all || (pool != NULL && seg->pool->owner == pool);
+}
+
+static int copy_segments(struct npa_device *dev, bool all,
+			 const struct npa_private_pool *pool, struct npa_snapshot *out)
 {
 	struct npa_segment *seg;
 	const struct npa_block *b;
 	size_t n = 0;
 
-	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
-		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
-		for (b = seg->head; b != NULL; b = b->next)
+		for (b = seg->head; b != NULL && shows(seg, all, pool); b = b->next)
 			n += starts_run(b);
 	if (n == 0)
 		return 0;
@@ -93,7 +100,7 @@ int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 		return -ENOMEM;
 	out->segments = segs;
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
-		for (b = seg->head; b != NULL; b = b->next) {
+		for (b = seg->head; b != NULL && shows(seg, all, pool); b = b->next) {
 			if (!starts_run(b))
 				continue;
 			int rc = copy_run(dev, seg, b, &out->segments[out->nsegments]);
@@ -103,4 +110,23 @@ int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 		}
 	}
 	return 0;
+}
+
+/* Appends this device's segments (one per mapped run of an expandable
+ * segment, as upstream reports them), in address order, to `out`; a
+ * recording device notes the snapshot in its history, as upstream does. */
+int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
+{
+	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
+		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
+	return copy_segments(dev, true, NULL, out);
+}
+
+/* upstream snapshot(mempool_id): only the segments of `pool` (none if NULL). */
+int npa_device_snapshot_pool(struct npa_device *dev, const struct npa_private_pool *pool,
+			     struct npa_snapshot *out)
+{
+	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
+		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
+	return copy_segments(dev, false, pool, out);
 }

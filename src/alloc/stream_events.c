@@ -144,6 +144,7 @@ static bool event_done(aclrtEvent event)
 
 void npa_process_events(struct npa_device *dev)
 {
+	npa_insert_deferred_events(dev);
 	if (dev->events.pending == 0)
 		return;
 	for (size_t i = 0; i < dev->events.n; i++) {
@@ -154,15 +155,74 @@ void npa_process_events(struct npa_device *dev)
 	}
 }
 
-void npa_synchronize_and_free_events(struct npa_device *dev)
+/* Wait for and complete the events of `q` whose blocks are in `only`. */
+static void synchronize_queue_of(struct npa_device *dev, struct npa_event_queue *q,
+				 const struct npa_private_pool *only)
 {
+	struct npa_pending **link = &q->head, *last = NULL;
+
+	while (*link != NULL) {
+		struct npa_pending *e = *link;
+		struct npa_block *b = e->block;
+
+		if (b->pool->owner != only) {
+			last = e;
+			link = &e->next;
+			continue;
+		}
+		*link = e->next;
+		aclrtSynchronizeEvent(e->event);
+		aclrtDestroyEvent(e->event);
+		free(e);
+		dev->events.pending--;
+		if (--b->event_count == 0)
+			npa_free_block(dev, b);
+	}
+	q->tail = last;
+}
+
+void npa_synchronize_and_free_events(struct npa_device *dev,
+				     const struct npa_private_pool *only)
+{
+	dev->stats.num_sync_all_streams += 1;
+	npa_insert_deferred_events(dev);
 	for (size_t i = 0; i < dev->events.n; i++) {
 		struct npa_event_queue *q = &dev->events.q[i];
 
+		if (only != NULL) {
+			synchronize_queue_of(dev, q, only);
+			continue;
+		}
 		while (q->head != NULL) {
 			aclrtSynchronizeEvent(q->head->event);
 			complete(dev, q);
 		}
 	}
-	dev->stats.num_sync_all_streams += 1;
+}
+
+void npa_defer_events(struct npa_device *dev, struct npa_block *b)
+{
+	b->link = dev->deferred;
+	dev->deferred = b;
+}
+
+/* Oldest first, as upstream walks needs_events_deferred_until_no_capture. */
+void npa_insert_deferred_events(struct npa_device *dev)
+{
+	struct npa_block *b = dev->deferred, *rev = NULL;
+
+	if (b == NULL)
+		return;
+	dev->deferred = NULL;
+	while (b != NULL) {
+		struct npa_block *next = b->link;
+
+		b->link = rev;
+		rev = b;
+		b = next;
+	}
+	for (b = rev; b != NULL; b = rev) {
+		rev = b->link;
+		npa_insert_events(dev, b);
+	}
 }

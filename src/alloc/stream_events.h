@@ -16,6 +16,7 @@
 
 struct npa_device;
 struct npa_block;
+struct npa_private_pool;
 
 struct npa_pending {
 	struct npa_pending *next;
@@ -43,7 +44,14 @@ int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStre
 int npa_insert_events(struct npa_device *dev, struct npa_block *b);
 /* Free the blocks whose events have completed, FIFO per stream. */
 void npa_process_events(struct npa_device *dev);
-/* Wait for every event and free their blocks; counts num_sync_all_streams. */
-void npa_synchronize_and_free_events(struct npa_device *dev);
+/*
+ * Wait for every event (only those of blocks in pool `only`, unless NULL)
+ * and free their blocks; counts num_sync_all_streams. Blocks freed during
+ * a capture get their events first.
+ */
+void npa_synchronize_and_free_events(struct npa_device *dev,
+				     const struct npa_private_pool *only);
+/* A block freed during a capture waits to get its events until none is. */
+void npa_defer_events(struct npa_device *dev, struct npa_block *b);
 
 #endif /* NPA_STREAM_EVENTS_H */

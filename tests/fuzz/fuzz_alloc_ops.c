@@ -6,8 +6,9 @@
  * start on; each later op is an opcode byte and its argument bytes. Ops
  * are malloc, free, record_stream, stream work, clock and synchronize,
  * empty_cache, empty_virt_addr_cache, run-time alloc_conf changes, memory
- * fraction, stat resets, snapshots, memory history and injected device
- * malloc faults.
+ * fraction, stat resets, snapshots, memory history, injected device
+ * malloc faults, and private pools (create, route a stream's allocations
+ * to one, end routing, release, empty one, use_on_oom, no_split).
  *
  * After every op npa_check must hold (every stat recomputed from the
  * blocks). Every live block carries a tag at both ends, written through
@@ -24,6 +25,7 @@
 #include <acl/acl_rt.h>
 #include "alloc/alloc_conf.h"
 #include "alloc/caching_allocator.h"
+#include "alloc/mempool.h"
 #include <npumemfs/npusim.h>
 #include "alloc/snapshot.h"
 
@@ -31,6 +33,7 @@
 #define CAPACITY (160 * MiB)
 #define SLOTS 48
 #define STREAMS 3
+#define POOLS 3
 
 /* Settings a user may write at run time; some are refused while blocks
  * are live or in combination, which is part of what is fuzzed. */
@@ -65,6 +68,7 @@ struct run {
 	struct npa *a;
 	aclrtStream streams[STREAMS];
 	struct slot slots[SLOTS];
+	struct npa_pool_id pools[POOLS];
 	uint64_t next_tag;
 	const uint8_t *in;
 	size_t len, pos;
@@ -279,9 +283,42 @@ static void op_misc(struct run *r)
 		npusim_fail_nth_malloc(0, byte(r) % 4);
 }
 
+static bool on_stream(aclrtStream stream, void *arg)
+{
+	return stream == *(aclrtStream *)arg;
+}
+
+/* Refusals (no such pool, already routing) are part of what is fuzzed. */
+static void op_pool(struct run *r)
+{
+	unsigned k = byte(r) % 6;
+	struct npa_pool_id *id = &r->pools[byte(r) % POOLS];
+
+	if (k == 0) {
+		/* Each slot keeps its pool, so that finish can release it. */
+		if (npa_pool_id_is_default(*id))
+			*id = npa_graph_pool_handle(r->a, byte(r) & 1);
+		npa_create_or_incref_pool(r->a, 0, *id);
+	} else if (k == 1) {
+		npa_begin_allocate_to_pool(r->a, 0, *id, on_stream,
+					   &r->streams[byte(r) % STREAMS], r->err,
+					   sizeof(r->err));
+	} else if (k == 2) {
+		npa_end_allocate_to_pool(r->a, 0, *id, r->err, sizeof(r->err));
+	} else if (k == 3) {
+		npa_release_pool(r->a, 0, *id, r->err, sizeof(r->err));
+	} else if (k == 4) {
+		npa_empty_cache_pool(r->a, 0, *id);
+	} else if (byte(r) & 1) {
+		npa_set_use_on_oom(r->a, 0, *id, byte(r) & 1);
+	} else {
+		npa_set_no_split(r->a, 0, *id);
+	}
+}
+
 static void (*const ops[])(struct run *) = {
 	op_malloc, op_malloc, op_malloc, op_free, op_free, op_record_stream,
-	op_work, op_clock, op_set_conf, op_snapshot, op_history, op_misc,
+	op_work, op_clock, op_set_conf, op_snapshot, op_history, op_misc, op_pool,
 };
 
 static void start(struct run *r, unsigned flags)
@@ -313,6 +350,12 @@ static void finish(struct run *r)
 	for (int i = 0; i < SLOTS; i++)
 		if (r->slots[i].ptr)
 			free_slot(r, &r->slots[i]);
+	for (int i = 0; i < POOLS; i++) {
+		while (npa_end_allocate_to_pool(r->a, 0, r->pools[i], NULL, 0) == 0)
+			;
+		while (npa_release_pool(r->a, 0, r->pools[i], NULL, 0) == 0)
+			;
+	}
 	aclrtSynchronizeDevice();
 	npa_empty_cache(r->a, 0);
 	if (npa_check(r->a, 0, r->err, sizeof(r->err)))

@@ -1,0 +1,269 @@
+/*
+ * mempool.c - private pools from outside: each call takes the device's
+ * lock and says what upstream says when it refuses (MemPool.cpp,
+ * NPUCachingAllocator.cpp createOrIncrefPool, beginAllocateToPool,
+ * endAllocateToPool, releasePool, emptyCache(id), snapshot(id),
+ * checkPoolLiveAllocations).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "caching_allocator_impl.h"
+#include "mempool.h"
+
+static void set_err(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+}
+
+static struct npa_device *lock_device(struct npa *a, int device)
+{
+	if (device < 0 || device >= a->ndev)
+		return NULL;
+	npa_lock_acquire(&a->dev[device].lock);
+	return &a->dev[device];
+}
+
+struct npa_pool_id npa_graph_pool_handle(struct npa *a, bool user_created)
+{
+	if (user_created)
+		return (struct npa_pool_id){ 0, __atomic_fetch_add(&a->next_user_pool, 1,
+								   __ATOMIC_RELAXED) };
+	return (struct npa_pool_id){ __atomic_fetch_add(&a->next_graph_pool, 1,
+							__ATOMIC_RELAXED), 0 };
+}
+
+/* The default pool is no private pool: nothing may route to or release it. */
+static int check_id(struct npa_pool_id id, char *err, size_t errlen)
+{
+	if (!npa_pool_id_is_default(id))
+		return 0;
+	set_err(err, errlen, "(0, 0) is the default pool, not a private pool");
+	return -EINVAL;
+}
+
+int npa_create_or_incref_pool(struct npa *a, int device, struct npa_pool_id id)
+{
+	if (npa_pool_id_is_default(id))
+		return -EINVAL;
+	struct npa_device *dev = lock_device(a, device);
+	if (dev == NULL)
+		return -ENODEV;
+	int rc = npa_private_pool_incref(&dev->pools, id);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
+/* Set a flag of pool `id`; -ENOENT for no such pool. */
+static int set_flag(struct npa *a, int device, struct npa_pool_id id,
+		    size_t offset, bool on)
+{
+	struct npa_device *dev = lock_device(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	struct npa_private_pool *p = npa_private_pool_find(&dev->pools, id);
+	if (p != NULL)
+		*(bool *)((char *)p + offset) = on;
+	npa_lock_release(&dev->lock);
+	return p != NULL ? 0 : -ENOENT;
+}
+
+int npa_set_use_on_oom(struct npa *a, int device, struct npa_pool_id id, bool on)
+{
+	return set_flag(a, device, id, offsetof(struct npa_private_pool, use_on_oom), on);
+}
+
+int npa_set_no_split(struct npa *a, int device, struct npa_pool_id id)
+{
+	return set_flag(a, device, id, offsetof(struct npa_private_pool, no_split), true);
+}
+
+int npa_begin_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
+			       npa_pool_filter filter, void *arg, char *err,
+			       size_t errlen)
+{
+	int rc = check_id(id, err, errlen);
+
+	if (rc)
+		return rc;
+	struct npa_device *dev = lock_device(a, device);
+	if (dev == NULL)
+		return -ENODEV;
+	rc = npa_private_pool_begin(&dev->pools, id, filter, arg);
+	npa_lock_release(&dev->lock);
+	if (rc == -EBUSY)
+		set_err(err, errlen, "beginAllocateToPool: already recording to mempool_id");
+	return rc;
+}
+
+int npa_end_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
+			     char *err, size_t errlen)
+{
+	struct npa_device *dev = lock_device(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	int rc = npa_private_pool_end(&dev->pools, id);
+	npa_lock_release(&dev->lock);
+	if (rc == -ENOENT)
+		set_err(err, errlen, "endAllocatePool: not currently recording to mempool_id");
+	return rc;
+}
+
+int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err,
+		     size_t errlen)
+{
+	struct npa_device *dev = lock_device(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	int rc = npa_private_pool_release(&dev->pools, id);
+	npa_lock_release(&dev->lock);
+	if (rc == -ENOENT)
+		set_err(err, errlen, "Could not find pool of id");
+	return rc;
+}
+
+int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id)
+{
+	struct npa_device *dev = lock_device(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	npa_release_pool_blocks(dev, id, false);
+	npa_lock_release(&dev->lock);
+	return 0;
+}
+
+static bool listed(void *const *ptrs, size_t n, const void *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ptrs[i] == p)
+			return true;
+	return false;
+}
+
+/* Every allocated block of the pool is in `ptrs`, and as many as there are. */
+static bool live_allocations_are(struct npa_device *dev, const struct npa_private_pool *pp,
+				 void *const *ptrs, size_t n)
+{
+	struct npa_segment *seg;
+	size_t count = 0;
+
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
+		if (seg->pool->owner != pp)
+			continue;
+		for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
+			if (!b->allocated)
+				continue;
+			if (!listed(ptrs, n, b->ptr))
+				return false;
+			count++;
+		}
+	}
+	return count == n;
+}
+
+int npa_check_pool_live_allocations(struct npa *a, int device, struct npa_pool_id id,
+				    void *const *ptrs, size_t n, bool *out,
+				    char *err, size_t errlen)
+{
+	struct npa_device *dev = lock_device(a, device);
+
+	if (dev == NULL)
+		return -ENODEV;
+	struct npa_private_pool *pp = npa_private_pool_find(&dev->pools, id);
+	if (pp != NULL)
+		*out = live_allocations_are(dev, pp, ptrs, n);
+	npa_lock_release(&dev->lock);
+	if (pp == NULL)
+		set_err(err, errlen, "Could not find pool of id");
+	return pp != NULL ? 0 : -ENOENT;
+}
+
+int npa_snapshot_pool(struct npa *a, int device, struct npa_pool_id id,
+		      struct npa_snapshot *out)
+{
+	*out = (struct npa_snapshot){ 0 };
+	struct npa_device *dev = lock_device(a, device);
+	if (dev == NULL)
+		return -ENODEV;
+	int rc = npa_device_snapshot_pool(dev, npa_private_pool_find(&dev->pools, id), out);
+	npa_lock_release(&dev->lock);
+	if (rc < 0)
+		npa_snapshot_release(out);
+	return rc;
+}
+
+/* The pool's segments and bytes, from its blocks. */
+static void tally_pool(struct npa_device *dev, const struct npa_private_pool *pp,
+		       struct npa_pool_info *info)
+{
+	struct npa_segment *seg;
+
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
+		if (seg->pool->owner != pp)
+			continue;
+		info->segments++;
+		for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
+			if (!b->mapped)
+				continue;
+			info->reserved_bytes += b->size;
+			if (b->allocated)
+				info->allocated_bytes += b->size;
+			if (b->allocated || b->event_count > 0)
+				info->active_bytes += b->size;
+		}
+	}
+}
+
+static bool routes_to(const struct npa_private_pools *pools, struct npa_pool_id id)
+{
+	for (size_t i = 0; i < pools->nscopes; i++)
+		if (npa_pool_id_eq(pools->scopes[i].id, id))
+			return true;
+	return false;
+}
+
+static void describe_pool(struct npa_device *dev, const struct npa_private_pool *pp,
+			  struct npa_pool_info *info)
+{
+	*info = (struct npa_pool_info){
+		.id = pp->id,
+		.use_count = pp->use_count,
+		.freeable = pp->freeable,
+		.use_on_oom = pp->use_on_oom,
+		.no_split = pp->no_split,
+		.routing = routes_to(&dev->pools, pp->id),
+		.device_mallocs = pp->malloc_count,
+	};
+	tally_pool(dev, pp, info);
+}
+
+int npa_pool_list(struct npa *a, int device, struct npa_pool_info **out, size_t *n)
+{
+	struct npa_private_pool *pp;
+	size_t count = 0;
+
+	*out = NULL;
+	*n = 0;
+	struct npa_device *dev = lock_device(a, device);
+	if (dev == NULL)
+		return -ENODEV;
+	for (pp = dev->pools.head; pp != NULL; pp = pp->next)
+		count++;
+	struct npa_pool_info *all = count ? calloc(count, sizeof(*all)) : NULL;
+	if (count != 0 && all == NULL) {
+		npa_lock_release(&dev->lock);
+		return -ENOMEM;
+	}
+	for (pp = dev->pools.head; pp != NULL; pp = pp->next)
+		describe_pool(dev, pp, &all[(*n)++]);
+	npa_lock_release(&dev->lock);
+	*out = all;
+	return 0;
+}

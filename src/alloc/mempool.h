@@ -1,0 +1,105 @@
+/*
+ * mempool.h - private memory pools: the pools graph captures and MemPool
+ * allocate into (upstream PrivatePool, beginAllocateToPool, releasePool).
+ *
+ * A private pool has its own small and large free blocks, so memory it
+ * holds is never handed to an allocation outside it. A pool lives while
+ * its use_count is above 0 (create_or_incref, begin_allocate_to_pool and
+ * a graph capture each take one use; release_pool gives one back); at 0
+ * it is freeable, and empty_cache then frees its unused segments and
+ * deletes it once it holds none. Allocations go to a pool while a scope
+ * routes them there: scopes are searched newest first, and the first
+ * whose filter accepts the allocation's stream wins.
+ */
+#ifndef NPUMEMFS_MEMPOOL_H
+#define NPUMEMFS_MEMPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <acl/acl_rt.h>
+
+#include "snapshot.h"
+
+struct npa;
+
+/* upstream MempoolId_t; (0, 0) is the default pool. */
+struct npa_pool_id {
+	uint64_t first;
+	uint64_t second;
+};
+
+static inline bool npa_pool_id_is_default(struct npa_pool_id id)
+{
+	return id.first == 0 && id.second == 0;
+}
+
+static inline bool npa_pool_id_eq(struct npa_pool_id a, struct npa_pool_id b)
+{
+	return a.first == b.first && a.second == b.second;
+}
+
+/* Whether an allocation on `stream` goes to the scope's pool. */
+typedef bool (*npa_pool_filter)(aclrtStream stream, void *arg);
+
+/*
+ * upstream graph_pool_handle(is_user_created): (0, uid++) for a user's
+ * pool (torch.npu.graph_pool_handle(), MemPool()), (uuid++, 0) for a
+ * capture without one; both counters start at 1, per allocator.
+ */
+struct npa_pool_id npa_graph_pool_handle(struct npa *a, bool user_created);
+
+/* createOrIncrefPool: a new pool with use_count 1, or one more use. */
+int npa_create_or_incref_pool(struct npa *a, int device, struct npa_pool_id id);
+/* MemPool(use_on_oom=True): a last resort for allocations that found no memory. */
+int npa_set_use_on_oom(struct npa *a, int device, struct npa_pool_id id, bool on);
+/* MemPool(no_split=True): its blocks are never split. */
+int npa_set_no_split(struct npa *a, int device, struct npa_pool_id id);
+
+/*
+ * Route allocations accepted by `filter` to pool `id` (created or increfed
+ * first, as upstream: so a refused call has still taken a use).
+ * -EBUSY "beginAllocateToPool: already recording to mempool_id".
+ */
+int npa_begin_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
+			       npa_pool_filter filter, void *arg, char *err,
+			       size_t errlen);
+/* -ENOENT "endAllocatePool: not currently recording to mempool_id". */
+int npa_end_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
+			     char *err, size_t errlen);
+/* One use fewer; at 0 the pool is freeable. -ENOENT for no such pool. */
+int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err,
+		     size_t errlen);
+/* emptyCache(id): free the unused segments of pool `id` if it is freeable. */
+int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id);
+/*
+ * checkPoolLiveAllocations: whether the allocated blocks of pool `id` are
+ * exactly the `n` pointers given. -ENOENT "Could not find pool of id".
+ */
+int npa_check_pool_live_allocations(struct npa *a, int device, struct npa_pool_id id,
+				    void *const *ptrs, size_t n, bool *out,
+				    char *err, size_t errlen);
+
+/* One private pool as pools/deviceN shows it. */
+struct npa_pool_info {
+	struct npa_pool_id id;
+	int use_count;
+	bool freeable;
+	bool use_on_oom;
+	bool no_split;
+	bool routing;          /* a scope routes allocations to it now */
+	long device_mallocs;   /* npuMalloc_count: device mallocs not yet freed */
+	size_t segments;
+	uint64_t reserved_bytes;
+	uint64_t allocated_bytes;
+	uint64_t active_bytes;
+};
+
+/* Every private pool of `device`, in creation order; free(*out). */
+int npa_pool_list(struct npa *a, int device, struct npa_pool_info **out, size_t *n);
+/* snapshot(mempool_id): the segments of pool `id` only (none if no such pool). */
+int npa_snapshot_pool(struct npa *a, int device, struct npa_pool_id id,
+		      struct npa_snapshot *out);
+
+#endif /* NPUMEMFS_MEMPOOL_H */
