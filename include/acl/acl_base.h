@@ -49,6 +49,17 @@ static const int ACL_ERROR_RT_INVALID_DEVICEID = 107001;
 static const int ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
 static const int ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 
+/* Graph capture (aclmdlRICapture*), same file and values. */
+static const int ACL_ERROR_RT_MODEL_CAPTURED = 107026;       /* model is captured */
+static const int ACL_ERROR_RT_STREAM_CAPTURED = 107027;      /* stream is captured */
+static const int ACL_ERROR_RT_EVENT_CAPTURED = 107028;       /* event is captured */
+static const int ACL_ERROR_RT_STREAM_NOT_CAPTURED = 107029;  /* stream is not in capture status */
+static const int ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT = 107030; /* not allowed in this capture mode */
+static const int ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT = 107031; /* the default stream in a capture */
+static const int ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED = 107036; /* capture not begun on this stream */
+static const int ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD = 107038; /* end not on the beginning thread */
+static const int ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED = 507903; /* the capture was invalidated */
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,26 @@ typedef enum aclrtEventRecordedStatus {
 	ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
 } aclrtEventRecordedStatus;
 
+/*
+ * Graph capture. Current CANN declares the aclmdlRI capture calls here
+ * (acl/acl_rt.h); older CANN had them in acl/acl_mdl.h, which therefore
+ * includes this file. A model runtime instance is a handle; the simulator
+ * makes its value the model's id (aclmdlRIGetId), never reused.
+ */
+typedef void *aclmdlRI;
+
+typedef enum {
+	ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
+	ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
+	ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
+} aclmdlRICaptureMode;
+
+typedef enum {
+	ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
+	ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
+	ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED,
+} aclmdlRICaptureStatus;
+
 /* Virtual memory (CANN 7.0+), as torch_npu's expandable segments use it. */
 typedef void *aclrtDrvMemHandle;
 
@@ -103,6 +123,15 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax,
 					 const void *src, size_t count,
 					 aclrtMemcpyKind kind);
+/*
+ * The same copy as work on `stream` (NULL: the default stream). The bytes
+ * move at once and the copy takes no virtual time. On a capturing stream
+ * the copy is recorded into the model instead, and made again, reading
+ * `src` anew, by every aclmdlRIExecuteAsync of it.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax,
+					      const void *src, size_t count,
+					      aclrtMemcpyKind kind, aclrtStream stream);
 
 /*
  * Virtual memory. A reservation is address space only; physical handles
@@ -145,6 +174,26 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
 						   aclrtEventRecordedStatus *status);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
+
+/*
+ * Graph capture: between aclmdlRICaptureBegin and aclmdlRICaptureEnd, work
+ * enqueued on the stream (npusim_launch*, aclrtMemcpyAsync) is recorded
+ * into a model instead of running; aclmdlRIExecuteAsync enqueues the
+ * recorded work again on any stream, as often as asked. Only created
+ * streams capture. While a stream captures, synchronizing it, the device,
+ * destroying it or recording an event on it is refused, and so are calls
+ * that the capture mode forbids (aclrtMemcpy; an event query or
+ * synchronize, which also invalidates the capture).
+ */
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream,
+						    aclmdlRICaptureStatus *status,
+						    aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI);
+ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI);
+/* The model's id: 1, 2, 3, ... in capture order, never reused in a process. */
+ACL_FUNC_VISIBILITY aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId);
 
 #ifdef __cplusplus
 }

@@ -96,6 +96,12 @@ NPUSIM_API aclError npusim_launch_open(aclrtStream stream);
  * in creation order across devices; UINT64_MAX for an unknown handle. */
 NPUSIM_API uint64_t npusim_stream_id(aclrtStream stream);
 
+/* The id of the capture under way on `stream`, active or invalidated (the
+ * aclmdlRIGetId of the model aclmdlRICaptureGetInfo gives); 0 when the
+ * stream does not capture or is unknown. What NPUGraph's allocation
+ * filter compares with its graph's capture id. */
+NPUSIM_API uint32_t npusim_stream_capture_id(aclrtStream stream);
+
 /* Fault injection on the device malloc path (aclrtMalloc*). */
 /* Fail the nth malloc from now on (1 = the next one); 0 disables. */
 NPUSIM_API int npusim_fail_nth_malloc(int device, uint64_t nth);

@@ -4,10 +4,18 @@
  * Only recording and synchronizing take the scheduler lock; a query reads
  * the event under its sequence count and the stream's atomics, so the
  * allocator's poll of pending events costs a few loads.
+ *
+ * While a capture forbids it (see capture_unsafe_call), a query or a
+ * synchronize is refused and invalidates the capture: CANN's ACL Graph
+ * FAQ ("ACLGraph捕获过程中任务提交限制") says querying or synchronizing an
+ * event during a capture makes the capture fail, as CUDA's global mode
+ * does, and this is how a caching allocator that polls its events
+ * mid-capture finds out.
  */
 #include <errno.h>
 #include <sched.h>
 
+#include "capture.h"
 #include "sched.h"
 
 struct event_point {
@@ -105,10 +113,30 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 	return ACL_SUCCESS;
 }
 
+/* Called with sim.sched_lock held. CANN records an event on a capturing
+ * stream only if it was made by aclrtCreateEventExWithFlag
+ * (ApiImpl::EventRecord); an aclrtCreateEvent event, the only kind here,
+ * is refused. */
+static aclError record_locked(struct sim_event *e, struct sim_stream *s)
+{
+	struct event_point p = {
+		.stream = s,
+		.stream_id = atomic_load(&s->id),
+		.time = s->tail,
+		.open_seq = s->open_launched,
+	};
+
+	if (s->cap.model)
+		return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+	write_point(e, &p);
+	return ACL_SUCCESS;
+}
+
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
 	struct sim_event *e;
 	struct sim_stream *s;
+	aclError rc = ACL_ERROR_INVALID_PARAM;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
@@ -117,18 +145,10 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 		return ACL_ERROR_INVALID_PARAM;
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
-	if (s) {
-		struct event_point p = {
-			.stream = s,
-			.stream_id = atomic_load(&s->id),
-			.time = s->tail,
-			.open_seq = s->open_launched,
-		};
-
-		write_point(e, &p);
-	}
+	if (s)
+		rc = record_locked(e, s);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return rc;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
@@ -143,6 +163,8 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 	e = event_table_find(&sim.events, event);
 	if (!e)
 		return ACL_ERROR_INVALID_PARAM;
+	if (capture_unsafe_call(true) != ACL_SUCCESS)
+		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
 	read_point(e, &p);
 	*status = point_complete(&p) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
 				     : ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -173,6 +195,8 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 	e = event_table_find(&sim.events, event);
 	if (!e)
 		return ACL_ERROR_INVALID_PARAM;
+	if (capture_unsafe_call(true) != ACL_SUCCESS)
+		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
 	read_point(e, &p);
 	/* Already complete: nothing to wait for, the clock stays. */
 	if (point_complete(&p))

@@ -9,6 +9,8 @@
  *   e complete      now >= e.time and s.open_ended >= e.open_seq
  *   sync stream s   now = max(now, s.tail); s.open_ended = s.open_launched
  *   sync event e    now = max(now, e.time); s.open_ended >= e.open_seq
+ * A stream that captures (s.cap.model set) takes no work on the clock:
+ * launches go into its model, and aclmdlRIExecuteAsync launches them again.
  */
 #ifndef NPUSIM_SCHED_H
 #define NPUSIM_SCHED_H
@@ -20,5 +22,7 @@
 struct sim_stream *sched_stream(aclrtStream handle);
 /* Wait for everything launched on s so far. */
 void sched_sync_stream(struct sim_stream *s);
+/* Timed work of `ns` on s, after what it already has. */
+void sched_launch(struct sim_stream *s, uint64_t ns);
 
 #endif /* NPUSIM_SCHED_H */

@@ -4,7 +4,7 @@
  * There is one simulated machine per process, as there is one ACL runtime:
  * the state is a single object, `sim`. Locks, and what they cover:
  *   device[i].lock  that device's memory, counters and fault settings
- *   sched_lock      the virtual clock, streams and events
+ *   sched_lock      the virtual clock, streams, events, captures and models
  *   vm_lock         address reservations, mappings and physical handles
  *   events.lock     creating and destroying events
  * Lock order: vm_lock before a device lock; sched_lock and events.lock are
@@ -35,12 +35,24 @@
  * recorded on without a lock; the id, never reused, tells it whether the
  * stream is still the one.
  */
+struct sim_model;
+
+/* A stream's capture, under sched_lock: between aclmdlRICaptureBegin and
+ * aclmdlRICaptureEnd, `model` takes the work enqueued on the stream. */
+struct sim_capture {
+	struct sim_model *model; /* NULL: the stream does not capture */
+	aclmdlRICaptureStatus status;
+	aclmdlRICaptureMode mode;
+	pthread_t thread;      /* the thread that began it */
+};
+
 struct sim_stream {
 	_Atomic uint64_t id;   /* 0 for a default stream, UINT64_MAX once destroyed */
 	int device;
 	uint64_t tail;         /* virtual end of the timed work launched */
 	uint64_t open_launched; /* open-ended launches so far */
 	_Atomic uint64_t open_ended; /* of those, how many a synchronize ended */
+	struct sim_capture cap;
 	struct sim_stream *self; /* hash key: the handle is the address */
 	struct sim_stream *next_free;
 	UT_hash_handle hh;
@@ -76,6 +88,9 @@ struct sim_state {
 	struct sim_stream *streams;
 	struct sim_stream *free_streams;
 	struct event_table events;
+	struct sim_model *models; /* by id */
+	uint32_t last_model_id;   /* kept across restarts: an id names one model */
+	_Atomic uint32_t capturing; /* streams that capture: lock-free paths look here first */
 
 	pthread_mutex_t vm_lock;
 	struct sim_vm vm;
@@ -91,6 +106,9 @@ struct sim_device *sim_device_holding(const void *p);
 /* Whether [p, p + n) lies in one live aclrtMalloc block or mapped VM. */
 bool sim_range_is_device(const void *p, size_t n);
 bool sim_vm_range_mapped(const void *p, size_t n);
+/* The checks aclrtMemcpy makes: ACL_SUCCESS or the error it returns. */
+aclError sim_copy_check(void *dst, size_t destMax, const void *src, size_t count,
+			aclrtMemcpyKind kind);
 int sim_vm_device_of(const void *p);
 
 void sim_account_alloc(struct sim_device *d, uint64_t bytes);
@@ -98,6 +116,7 @@ void sim_account_free(struct sim_device *d, uint64_t bytes);
 
 /* Teardown hooks run by npusim_shutdown. */
 void sim_sched_reset(void);
+void sim_models_reset(void);
 void sim_vm_reset(void);
 
 uint64_t sim_monotonic_ns(void);

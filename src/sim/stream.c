@@ -3,6 +3,7 @@
  */
 #include <stdlib.h>
 
+#include "capture.h"
 #include "sched.h"
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -68,30 +69,35 @@ aclError aclrtCreateStream(aclrtStream *stream)
 
 /* Run `fn` on the stream behind `stream` under the scheduler lock. */
 static aclError on_stream(aclrtStream stream,
-			  void (*fn)(struct sim_stream *s, uint64_t arg), uint64_t arg)
+			  aclError (*fn)(struct sim_stream *s, uint64_t arg), uint64_t arg)
 {
 	struct sim_stream *s;
+	aclError rc = ACL_ERROR_INVALID_PARAM;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
 	if (s)
-		fn(s, arg);
+		rc = fn(s, arg);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return rc;
 }
 
 /* Destroying a stream waits for its work, like a synchronize, so events
- * recorded on it still complete. */
-static void destroy_locked(struct sim_stream *s, uint64_t unused)
+ * recorded on it still complete. A capturing stream is refused, as CANN
+ * does (ApiErrorDecorator::StreamDestroy). */
+static aclError destroy_locked(struct sim_stream *s, uint64_t unused)
 {
 	(void)unused;
+	if (s->cap.model)
+		return ACL_ERROR_RT_STREAM_CAPTURED;
 	sched_sync_stream(s);
 	HASH_DEL(sim.streams, s);
 	atomic_store(&s->id, UINT64_MAX);
 	s->next_free = sim.free_streams;
 	sim.free_streams = s;
+	return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyStream(aclrtStream stream)
@@ -101,10 +107,15 @@ aclError aclrtDestroyStream(aclrtStream stream)
 	return on_stream(stream, destroy_locked, 0);
 }
 
-static void sync_locked(struct sim_stream *s, uint64_t unused)
+/* Its work is in a model, not on the clock: CANN refuses
+ * (ApiErrorDecorator::StreamSynchronize). */
+static aclError sync_locked(struct sim_stream *s, uint64_t unused)
 {
 	(void)unused;
+	if (s->cap.model)
+		return ACL_ERROR_RT_STREAM_CAPTURED;
 	sched_sync_stream(s);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
@@ -121,6 +132,12 @@ aclError aclrtSynchronizeDevice(void)
 		return ACL_ERROR_UNINITIALIZE;
 	dev = sim_current_device();
 	pthread_mutex_lock(&sim.sched_lock);
+	/* Refused while a stream of the device captures, as CANN's
+	 * Context::Synchronize does, before anything is waited for. */
+	if (capture_on_device(dev)) {
+		pthread_mutex_unlock(&sim.sched_lock);
+		return ACL_ERROR_RT_STREAM_CAPTURED;
+	}
 	sched_sync_stream(&sim.device[dev].default_stream);
 	HASH_ITER(hh, sim.streams, s, tmp)
 		if (s->device == dev)
@@ -129,9 +146,19 @@ aclError aclrtSynchronizeDevice(void)
 	return ACL_SUCCESS;
 }
 
-static void launch_locked(struct sim_stream *s, uint64_t ns)
+void sched_launch(struct sim_stream *s, uint64_t ns)
 {
 	s->tail = max_u64(s->tail, atomic_load(&sim.now)) + ns;
+}
+
+static aclError launch_locked(struct sim_stream *s, uint64_t ns)
+{
+	struct sim_task t = { .kind = TASK_TIMED, .ns = ns };
+
+	if (s->cap.model)
+		return capture_record(s, &t);
+	sched_launch(s, ns);
+	return ACL_SUCCESS;
 }
 
 aclError npusim_launch(aclrtStream stream, uint64_t ns)
@@ -139,10 +166,15 @@ aclError npusim_launch(aclrtStream stream, uint64_t ns)
 	return on_stream(stream, launch_locked, ns);
 }
 
-static void launch_open_locked(struct sim_stream *s, uint64_t unused)
+static aclError launch_open_locked(struct sim_stream *s, uint64_t unused)
 {
+	struct sim_task t = { .kind = TASK_OPEN };
+
 	(void)unused;
+	if (s->cap.model)
+		return capture_record(s, &t);
 	s->open_launched++;
+	return ACL_SUCCESS;
 }
 
 aclError npusim_launch_open(aclrtStream stream)
@@ -200,6 +232,8 @@ void sim_sched_reset(void)
 	}
 	while ((s = reuse_stream()))
 		free(s);
+	sim_models_reset();
+	atomic_store(&sim.capturing, 0);
 	atomic_store(&sim.now, 0);
 	pthread_mutex_unlock(&sim.sched_lock);
 }
