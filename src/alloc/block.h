@@ -36,6 +36,10 @@ struct npa_block {
 	aclrtStream *uses;        /* streams from record_stream */
 	unsigned nuses;
 	unsigned uses_cap;
+	/* Bit i: uses[i] was recorded during a capture; its work is part of
+	 * the graph, so the deferred free waits for none of it (upstream
+	 * block_to_npugraph_stream_uses). */
+	uint32_t captured_uses;
 	int event_count;          /* outstanding events of a deferred free */
 	uint64_t gc_base;         /* pool->gc_calls when it entered the pool */
 	bool allocated;
@@ -140,6 +144,7 @@ static inline void npa_block_reset(struct npa_block *b)
 	b->prev = b->next = NULL;
 	b->uses = NULL;
 	b->nuses = b->uses_cap = 0;
+	b->captured_uses = 0;
 	b->event_count = 0;
 	b->gc_base = 0;
 	b->allocated = false;

@@ -212,7 +212,7 @@ static bool empty_cache_refused(struct npa *a, int device)
 		if (device >= 0 && i != device)
 			continue;
 		npa_lock_acquire(&a->dev[i].lock);
-		refused = a->flavor->any_scope_is_capture && npa_capture_underway(&a->dev[i]);
+		refused = a->flavor->any_scope_is_capture && npa_capture_underway(&a->dev[i], NULL);
 		npa_lock_release(&a->dev[i].lock);
 	}
 	return refused;

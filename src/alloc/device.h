@@ -52,6 +52,7 @@ struct npa_device {
 	 * once no capture is under way (needs_events_deferred_until_no_capture). */
 	struct npa_block *deferred;
 	struct npa_private_pools pools; /* graph_pools and allocation_scopes_ */
+	int active_captures;           /* num_active_captures_ (markCaptureBegin) */
 	size_t total_allocated_memory; /* device bytes held */
 	bool set_fraction;
 	size_t allowed_memory_maximum;
@@ -126,15 +127,20 @@ static inline struct npa_pool *npa_get_pool(struct npa_device *dev, size_t size,
 	return size <= NPA_SMALL_SIZE ? &dev->small : &dev->large;
 }
 
+bool npa_stream_capturing(aclrtStream stream);
+
 /*
- * Whether a capture is under way, when event queries and synchronization
- * are not allowed: cuda counts any routing scope (captures_underway);
- * torch_npu counts only real captures, which this allocator does not
- * start, so never.
+ * Whether a capture is under way for work on `stream`, when event queries
+ * and synchronization are not allowed: cuda counts any routing scope
+ * (captures_underway); torch_npu a capture begun on this device whose
+ * stream is `stream` (is_capture_context, asked of the runtime only while
+ * some capture runs).
  */
-static inline bool npa_capture_underway(const struct npa_device *dev)
+static inline bool npa_capture_underway(const struct npa_device *dev, aclrtStream stream)
 {
-	return dev->flavor->any_scope_is_capture && dev->pools.nscopes != 0;
+	if (dev->flavor->any_scope_is_capture)
+		return dev->pools.nscopes != 0;
+	return __builtin_expect(dev->active_captures > 0, 0) && npa_stream_capturing(stream);
 }
 
 /* Upstream's update_stat: a signed change, peak kept. */

@@ -276,7 +276,7 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
 		return 1;
 	if (rc == 0 && npa_release_available_cached_blocks(dev, p))
 		rc = npa_alloc_block(dev, p, false, err, errlen);
-	if (rc == 0 && !npa_capture_underway(dev)) {
+	if (rc == 0 && !npa_capture_underway(dev, p->stream)) {
 		npa_release_cached_blocks(dev, false);
 		rc = npa_alloc_block(dev, p, true, err, errlen);
 	}
@@ -325,7 +325,7 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 		      void **ptr, char *err, size_t errlen)
 {
-	bool capture = npa_capture_underway(dev);
+	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
 
 	if (npa_ptr_map_reserve(&dev->allocated) < 0) {
@@ -466,7 +466,7 @@ void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 		trace_free(dev, b);
 	if (b->nuses == 0)
 		free_block(dev, b);
-	else if (__builtin_expect(npa_capture_underway(dev), 0))
+	else if (__builtin_expect(npa_capture_underway(dev, b->stream), 0))
 		npa_defer_events(dev, b);
 	else
 		npa_insert_events(dev, b);

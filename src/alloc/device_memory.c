@@ -269,7 +269,7 @@ void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
 	struct npa_private_pool *pp, *next;
 
 	npa_sync_device_if_flavor(dev);
-	if (all && !npa_capture_underway(dev)) {
+	if (all && !npa_capture_underway(dev, NULL)) {
 		npa_synchronize_and_free_events(dev, NULL);
 		release_blocks(dev, &dev->large, keep_handles);
 		release_blocks(dev, &dev->small, keep_handles);

@@ -31,13 +31,35 @@ static bool uses_stream(const struct npa_block *b, aclrtStream stream)
 	return false;
 }
 
+/* Index of `stream` in the block's uses, or nuses. */
+static unsigned use_index(const struct npa_block *b, aclrtStream stream)
+{
+	unsigned i = 0;
+
+	while (i < b->nuses && b->uses[i] != stream)
+		i++;
+	return i;
+}
+
+/* A use recorded during a capture, even of a stream used before (upstream
+ * adds it to the capture's set all the same). */
+static void note_captured_use(struct npa_device *dev, struct npa_block *b, aclrtStream stream)
+{
+	unsigned i = use_index(b, stream);
+
+	if (i < 32 && npa_capture_underway(dev, stream))
+		b->captured_uses |= UINT32_C(1) << i;
+}
+
 int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStream stream)
 {
 	/* CUDA skips the allocation stream; torch_npu records it anyway. */
 	if (stream == b->stream && !dev->flavor->record_stream_on_alloc_stream)
 		return 0;
-	if (uses_stream(b, stream))
+	if (uses_stream(b, stream)) {
+		note_captured_use(dev, b, stream);
 		return 0;
+	}
 	if (b->nuses == b->uses_cap) {
 		unsigned cap = b->uses_cap ? 2 * b->uses_cap : 4;
 		aclrtStream *uses = realloc(b->uses, cap * sizeof(*uses));
@@ -48,7 +70,21 @@ int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStre
 		b->uses_cap = cap;
 	}
 	b->uses[b->nuses++] = stream;
+	note_captured_use(dev, b, stream);
 	return 0;
+}
+
+/* upstream remove_npugraph_stream_uses: only uses from before the capture
+ * get events. */
+static void drop_captured_uses(struct npa_block *b)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < b->nuses; i++)
+		if (i >= 32 || !(b->captured_uses & (UINT32_C(1) << i)))
+			b->uses[kept++] = b->uses[i];
+	b->nuses = kept;
+	b->captured_uses = 0;
 }
 
 static struct npa_event_queue *queue_for(struct npa_event_queues *qs, aclrtStream stream)
@@ -112,6 +148,7 @@ int npa_insert_events(struct npa_device *dev, struct npa_block *b)
 		record_one(dev, b, b->uses[i]);
 	npa_device_leave(saved);
 	b->nuses = 0;
+	b->captured_uses = 0;
 	if (b->event_count == 0)
 		npa_free_block(dev, b);
 	return rc;
@@ -223,6 +260,7 @@ void npa_insert_deferred_events(struct npa_device *dev)
 	}
 	for (b = rev; b != NULL; b = rev) {
 		rev = b->link;
+		drop_captured_uses(b);
 		npa_insert_events(dev, b);
 	}
 }

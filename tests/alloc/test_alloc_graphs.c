@@ -1,0 +1,336 @@
+/*
+ * NPUGraph / CUDAGraph at allocator level: captures route the capturing
+ * stream's allocations to a private pool, and upstream's graph tests
+ * (test_graph_two_successive, test_graph_record_stream, test_graph_error,
+ * the failed-capture leak) with their numbers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/graph.h"
+#include "alloc/mempool.h"
+#include "alloc_fixture.h"
+
+#define N8G (8 * GiB)
+#define FLOATS_1000 4000 /* upstream's size = 1000 floats */
+
+static aclrtStream new_stream(void)
+{
+	aclrtStream s = NULL;
+
+	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+	return s;
+}
+
+static struct npa_graph *new_graph(struct npa *a)
+{
+	struct npa_graph *g;
+
+	assert_int_equal(npa_graph_new(a, &g), 0);
+	return g;
+}
+
+static void capture_begin(struct npa_graph *g, aclrtStream s, struct npa_pool_id pool)
+{
+	char err[512] = "";
+
+	assert_int_equal(npa_graph_capture_begin(g, 0, s, pool, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL,
+						 err, sizeof(err)), 0);
+}
+
+static void capture_end(struct npa_graph *g, aclrtStream s)
+{
+	char err[512] = "";
+	int rc = npa_graph_capture_end(g, s, err, sizeof(err));
+
+	if (rc)
+		fail_msg("capture_end: %s", err);
+}
+
+static struct npa_pool_id pool_of(struct npa *a, const void *ptr)
+{
+	struct npa_snapshot snap;
+	struct npa_pool_id id = { 99, 99 };
+	uint64_t p = (uint64_t)(uintptr_t)ptr;
+
+	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
+	for (size_t i = 0; i < snap.nsegments; i++) {
+		const struct npa_segment_info *s = &snap.segments[i];
+		if (p >= s->address && p < s->address + s->total_size)
+			id = (struct npa_pool_id){ s->pool_id[0], s->pool_id[1] };
+	}
+	npa_snapshot_release(&snap);
+	return id;
+}
+
+static void capture_on_the_default_stream_is_refused(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	char err[512] = "";
+	const char *want = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU
+		? "NPU graphs must be captured on a non-default stream. (However, after "
+		  "capture, it's ok to replay them on the default stream.)"
+		: "CUDA graphs must be captured on a non-default stream. (However, after "
+		  "capture, it's ok to replay them on the default stream.)";
+
+	assert_int_equal(npa_graph_capture_begin(g, 0, NULL, (struct npa_pool_id){ 0, 0 },
+						 ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, want);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+static void replay_and_pool_before_a_capture_are_refused(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	struct npa_pool_id id;
+	char err[512] = "";
+	bool npu = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU;
+
+	assert_int_equal(npa_graph_replay(g, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, npu ? "Called NPUGraph::replay without a preceding successful capture."
+				     : "Called CUDAGraph::replay without a preceding successful capture.");
+	assert_int_equal(npa_graph_pool(g, &id, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, npu ? "Called NPUGraph::pool() without a preceding successful capture."
+				     : "Called CUDAGraph::pool() without a preceding successful capture.");
+	assert_int_equal(npa_graph_capture_end(g, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "capture_end() called before capture_begin().");
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+static void a_capture_ends_on_its_own_stream_only(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream(), t = new_stream();
+	char err[512] = "";
+
+	capture_begin(g, s, (struct npa_pool_id){ 0, 0 });
+	assert_int_equal(npa_graph_capture_end(g, t, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "Capture must end on the same stream it began on.");
+	capture_end(g, s);
+	assert_int_equal(npa_graph_capture_begin(g, 0, s, (struct npa_pool_id){ 0, 0 },
+						 ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, err, sizeof(err)),
+			 -EBUSY);
+	assert_non_null(strstr(err, "instance already owns a captured graph. To capture a new "
+				    "graph, create a new instance."));
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+/* Only the capturing stream's allocations go to the graph's (1, 0) pool. */
+static void a_captures_allocations_go_to_its_own_pool(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream(), t = new_stream();
+	struct npa_pool_id id;
+
+	capture_begin(g, s, (struct npa_pool_id){ 0, 0 });
+	void *in = fx_malloc(a, 4096, s);
+	void *out = fx_malloc(a, 4096, t);
+	capture_end(g, s);
+	assert_int_equal(npa_graph_pool(g, &id, NULL, 0), 0);
+	assert_true(id.first == 1 && id.second == 0);
+	assert_true(npa_pool_id_eq(pool_of(a, in), id));
+	assert_true(npa_pool_id_is_default(pool_of(a, out)));
+	fx_free(a, in);
+	fx_free(a, out);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+/* b = func_with_temps(b, 1): (t.clone() + v) + (t.clone() + v), temporaries
+ * freed as Python drops them, the old b after the new one is made. */
+static void *func_with_temps(struct npa *a, void *t, aclrtStream s)
+{
+	void *x1 = fx_malloc(a, FLOATS_1000, s);
+	void *y1 = fx_malloc(a, FLOATS_1000, s);
+
+	fx_free(a, x1);
+	void *x2 = fx_malloc(a, FLOATS_1000, s);
+	void *y2 = fx_malloc(a, FLOATS_1000, s);
+	fx_free(a, x2);
+	void *out = fx_malloc(a, FLOATS_1000, s);
+	fx_free(a, y1);
+	fx_free(a, y2);
+	fx_free(a, t);
+	return out;
+}
+
+/* g0: b = a.clone() then b = func 5 times; g1: c = func(b) then 5 times more
+ * (upstream test_graph_two_successive). Returns the reserved bytes. */
+static int64_t two_successive(const struct npa_flavor *flavor, bool share)
+{
+	struct npa *a = fx_start(flavor, N8G);
+	struct npa_graph *g0 = new_graph(a), *g1 = new_graph(a);
+	aclrtStream s = new_stream();
+	void *in = fx_malloc(a, FLOATS_1000, NULL);
+	struct npa_pool_id pool = { 0, 0 };
+
+	capture_begin(g0, s, pool);
+	void *b = fx_malloc(a, FLOATS_1000, s);
+	for (int i = 0; i < 5; i++)
+		b = func_with_temps(a, b, s);
+	capture_end(g0, s);
+	if (share)
+		assert_int_equal(npa_graph_pool(g0, &pool, NULL, 0), 0);
+	capture_begin(g1, s, pool);
+	void *c = fx_malloc(a, FLOATS_1000, s);
+	for (int i = 0; i < 5; i++)
+		c = func_with_temps(a, c, s);
+	capture_end(g1, s);
+	int64_t reserved = fx_stats(a).reserved_bytes[ALL].current;
+
+	fx_free(a, b);
+	fx_free(a, c);
+	fx_free(a, in);
+	npa_graph_free(g0);
+	npa_graph_free(g1);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	fx_stop(a);
+	return reserved;
+}
+
+static void sharing_a_pool_between_two_graphs_saves_one_small_segment(void **state)
+{
+	int64_t unshared = two_successive(FLAVOR(state), false);
+	int64_t shared = two_successive(FLAVOR(state), true);
+
+	/* upstream: reserved(no sharing) - reserved(sharing) == kSmallBuffer */
+	assert_int_equal(unshared - shared, 2097152);
+	/* The input's segment and the one both graphs share. */
+	assert_int_equal(shared, 2 * 2097152);
+}
+
+/*
+ * test_graph_record_stream: malloc during a capture must not query the
+ * event of a block freed before it (the query would invalidate the
+ * capture); a block used on another stream and freed during the capture
+ * is returned by the first malloc after it.
+ */
+static void a_capture_neither_queries_events_nor_loses_a_block_freed_in_it(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s0 = new_stream(), s1 = new_stream(), s2 = new_stream();
+	void *problem = fx_malloc(a, 12, NULL);
+	void *in = fx_malloc(a, 12, NULL);
+
+	assert_int_equal(npa_record_stream(a, problem, s0), 0);
+	assert_int_equal(npusim_launch_open(s0), ACL_SUCCESS);
+	fx_free(a, problem);
+	capture_begin(g, s1, (struct npa_pool_id){ 0, 0 });
+	void *b = fx_malloc(a, 12, s1);
+	assert_int_equal(npa_record_stream(a, b, s2), 0);
+	fx_free(a, b);
+	capture_end(g, s1);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	struct npa_stats before = fx_stats(a);
+	void *c = fx_malloc(a, 12, NULL);
+	struct npa_stats after = fx_stats(a);
+
+	/* problem's and b's blocks came back: only c is active now besides in. */
+	assert_int_equal(before.active[ALL].current, 3);
+	assert_int_equal(after.active[ALL].current, 2);
+	assert_ptr_equal(c, problem);
+	fx_free(a, c);
+	fx_free(a, in);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+/* An event query in a global-mode capture makes the capture fail. */
+static void fail_the_capture(struct npa *a, struct npa_graph *g, aclrtStream s)
+{
+	aclrtEvent e;
+	aclrtEventRecordedStatus st;
+	char err[512] = "";
+
+	capture_begin(g, s, (struct npa_pool_id){ 0, 0 });
+	fx_free(a, fx_malloc(a, 64 * MiB, s));
+	assert_int_equal(aclrtCreateEvent(&e), ACL_SUCCESS);
+	assert_int_not_equal(aclrtQueryEventStatus(e, &st), ACL_SUCCESS);
+	assert_int_equal(aclrtDestroyEvent(e), ACL_SUCCESS);
+	assert_int_equal(npa_graph_capture_end(g, s, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "error code is 507903"));
+}
+
+/*
+ * A capture whose end fails never had a graph: torch_npu's reset then
+ * releases nothing and the pool stays (empty_cache cannot reclaim it);
+ * PyTorch gives the pool back (#190348).
+ */
+static void a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream();
+	bool npu = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU;
+	struct npa_pool_info *pools;
+	size_t n;
+
+	fail_the_capture(a, g, s);
+	npa_graph_free(g);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(npa_pool_list(a, 0, &pools, &n), 0);
+	assert_int_equal(n, npu ? 1 : 0);
+	if (npu) {
+		assert_int_equal(pools[0].use_count, 1);
+		assert_false(pools[0].freeable);
+		assert_int_equal(fx_stats(a).reserved_bytes[ALL].current,
+				 (int64_t)pools[0].reserved_bytes);
+		/* What the test leaks, it gives back itself. */
+		assert_int_equal(npa_release_pool(a, 0, pools[0].id, NULL, 0), 0);
+		assert_int_equal(npa_empty_cache(a, 0), 0);
+	}
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 0);
+	free(pools);
+	fx_stop(a);
+}
+
+/* reset gives the pool's use back; the pool's segments then go with empty_cache. */
+static void reset_after_a_capture_lets_empty_cache_free_the_pool(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream();
+	struct npa_pool_info *pools;
+	size_t n;
+
+	capture_begin(g, s, (struct npa_pool_id){ 0, 0 });
+	void *p = fx_malloc(a, 64 * MiB, s);
+	capture_end(g, s);
+	fx_free(a, p);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_true(fx_stats(a).reserved_bytes[ALL].current > 0);
+	assert_int_equal(npa_graph_reset(g), 0);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 0);
+	assert_int_equal(npa_pool_list(a, 0, &pools, &n), 0);
+	assert_int_equal(n, 0);
+	free(pools);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH_FLAVORS(capture_on_the_default_stream_is_refused),
+		BOTH_FLAVORS(replay_and_pool_before_a_capture_are_refused),
+		BOTH_FLAVORS(a_capture_ends_on_its_own_stream_only),
+		BOTH_FLAVORS(a_captures_allocations_go_to_its_own_pool),
+		BOTH_FLAVORS(sharing_a_pool_between_two_graphs_saves_one_small_segment),
+		BOTH_FLAVORS(a_capture_neither_queries_events_nor_loses_a_block_freed_in_it),
+		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
+		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
