@@ -100,3 +100,19 @@ struct npusim_counters fx_device(void)
 	assert_int_equal(npusim_device_counters(0, &c), 0);
 	return c;
 }
+
+struct npa_pool_id fx_pool_of(struct npa *a, const void *ptr)
+{
+	struct npa_snapshot snap;
+	struct npa_pool_id id = { 99, 99 };
+	uint64_t p = (uint64_t)(uintptr_t)ptr;
+
+	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
+	for (size_t i = 0; i < snap.nsegments; i++) {
+		const struct npa_segment_info *s = &snap.segments[i];
+		if (p >= s->address && p < s->address + s->total_size)
+			id = (struct npa_pool_id){ s->pool_id[0], s->pool_id[1] };
+	}
+	npa_snapshot_release(&snap);
+	return id;
+}

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "alloc/caching_allocator.h"
+#include "alloc/mempool.h"
 #include <npumemfs/npusim.h>
 
 #define KiB ((size_t)1 << 10)
@@ -55,6 +56,8 @@ struct npa_stats fx_stats(struct npa *a);
 void *fx_malloc(struct npa *a, size_t size, aclrtStream stream);
 void fx_free(struct npa *a, void *ptr);
 void fx_check(struct npa *a);
+/* The pool id of device 0's segment holding `ptr` ((99, 99): none does). */
+struct npa_pool_id fx_pool_of(struct npa *a, const void *ptr);
 /* Device counters of device 0. */
 struct npusim_counters fx_device(void);
 

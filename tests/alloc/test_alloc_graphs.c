@@ -48,22 +48,6 @@ static void capture_end(struct npa_graph *g, aclrtStream s)
 		fail_msg("capture_end: %s", err);
 }
 
-static struct npa_pool_id pool_of(struct npa *a, const void *ptr)
-{
-	struct npa_snapshot snap;
-	struct npa_pool_id id = { 99, 99 };
-	uint64_t p = (uint64_t)(uintptr_t)ptr;
-
-	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
-	for (size_t i = 0; i < snap.nsegments; i++) {
-		const struct npa_segment_info *s = &snap.segments[i];
-		if (p >= s->address && p < s->address + s->total_size)
-			id = (struct npa_pool_id){ s->pool_id[0], s->pool_id[1] };
-	}
-	npa_snapshot_release(&snap);
-	return id;
-}
-
 static void capture_on_the_default_stream_is_refused(void **state)
 {
 	struct npa *a = fx_start(FLAVOR(state), N8G);
@@ -137,8 +121,8 @@ static void a_captures_allocations_go_to_its_own_pool(void **state)
 	capture_end(g, s);
 	assert_int_equal(npa_graph_pool(g, &id, NULL, 0), 0);
 	assert_true(id.first == 1 && id.second == 0);
-	assert_true(npa_pool_id_eq(pool_of(a, in), id));
-	assert_true(npa_pool_id_is_default(pool_of(a, out)));
+	assert_true(npa_pool_id_eq(fx_pool_of(a, in), id));
+	assert_true(npa_pool_id_is_default(fx_pool_of(a, out)));
 	fx_free(a, in);
 	fx_free(a, out);
 	npa_graph_free(g);

@@ -70,23 +70,6 @@ static void end(struct npa *a, struct npa_pool_id id)
 	assert_int_equal(npa_release_pool(a, 0, id, err, sizeof(err)), 0);
 }
 
-/* The pool id of the segment holding `ptr`. */
-static struct npa_pool_id pool_of(struct npa *a, const void *ptr)
-{
-	struct npa_snapshot snap;
-	struct npa_pool_id id = { 99, 99 };
-	uint64_t p = (uint64_t)(uintptr_t)ptr;
-
-	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
-	for (size_t i = 0; i < snap.nsegments; i++) {
-		const struct npa_segment_info *s = &snap.segments[i];
-		if (p >= s->address && p < s->address + s->total_size)
-			id = (struct npa_pool_id){ s->pool_id[0], s->pool_id[1] };
-	}
-	npa_snapshot_release(&snap);
-	return id;
-}
-
 static void graph_pool_handle_counts_users_and_captures_from_1(void **state)
 {
 	struct npa *a = fx_start(FLAVOR(state), N8G);
@@ -156,7 +139,7 @@ static void only_the_routed_streams_allocations_go_to_the_pool(void **state)
 	begin(a, id, on_stream, &s);
 	void *in = fx_malloc(a, 4096, s);
 	void *out = fx_malloc(a, 4096, NULL);
-	struct npa_pool_id got = pool_of(a, in), def = pool_of(a, out);
+	struct npa_pool_id got = fx_pool_of(a, in), def = fx_pool_of(a, out);
 
 	assert_true(npa_pool_id_eq(got, id));
 	assert_true(npa_pool_id_is_default(def));
@@ -180,8 +163,8 @@ static void the_newest_scope_that_accepts_the_stream_wins(void **state)
 	void *on_s = fx_malloc(a, 4096, s);
 	void *on_t = fx_malloc(a, 4096, t);
 
-	assert_true(npa_pool_id_eq(pool_of(a, on_s), inner));
-	assert_true(npa_pool_id_eq(pool_of(a, on_t), outer));
+	assert_true(npa_pool_id_eq(fx_pool_of(a, on_s), inner));
+	assert_true(npa_pool_id_eq(fx_pool_of(a, on_t), outer));
 	end(a, inner);
 	end(a, outer);
 	fx_free(a, on_s);
@@ -202,7 +185,7 @@ static void a_pools_free_block_is_not_reused_outside_it(void **state)
 	void *q = fx_malloc(a, 4096, NULL);
 
 	assert_ptr_not_equal(q, p);
-	assert_true(npa_pool_id_is_default(pool_of(a, q)));
+	assert_true(npa_pool_id_is_default(fx_pool_of(a, q)));
 	assert_int_equal(pool_info(a, id).segments, 1);
 	fx_free(a, q);
 	fx_stop(a);
@@ -417,7 +400,7 @@ static void a_use_on_oom_pool_serves_a_request_the_device_cannot(void **state)
 
 	assert_int_equal(npa_malloc(a, 0, 30 * MiB, NULL, &extra, err, sizeof(err)), 0);
 	assert_ptr_equal(extra, cached);
-	assert_true(npa_pool_id_eq(pool_of(a, extra), id));
+	assert_true(npa_pool_id_eq(fx_pool_of(a, extra), id));
 	assert_int_equal(pool_info(a, id).use_count, 1);
 	assert_int_equal(fx_stats(a).num_ooms, 0);
 	fx_free(a, extra);
