@@ -245,8 +245,9 @@ static bool pool_holds_blocks(const struct npa_pool *pool)
 /*
  * A freeable pool's unused segments go; the pool itself goes once it has
  * no device malloc left. A pool whose count says none but that still
- * holds blocks (expandable pages mapped and unmapped in other runs) is
- * kept: its blocks point at it.
+ * holds blocks (expandable pages mapped and unmapped in other runs), or
+ * that a scope still routes to (released more often than taken), is
+ * kept: they point at it.
  */
 static void release_private_pool(struct npa_device *dev, struct npa_private_pool *pp,
 				 bool keep_handles)
@@ -256,7 +257,7 @@ static void release_private_pool(struct npa_device *dev, struct npa_private_pool
 	if (!keep_handles)
 		drain_handles(dev, &pp->small, &pp->large);
 	if (pp->malloc_count != 0 || pool_holds_blocks(&pp->small) ||
-	    pool_holds_blocks(&pp->large))
+	    pool_holds_blocks(&pp->large) || npa_private_pool_routed(&dev->pools, pp))
 		return;
 	drain_handles(dev, &pp->small, &pp->large);
 	npa_private_pool_delete(&dev->pools, pp);

@@ -89,7 +89,8 @@ int npa_private_pool_begin(struct npa_private_pools *pp, struct npa_pool_id id,
 		return rc;
 	if (scoped(pp, id))
 		return -EBUSY;
-	pp->scopes[pp->nscopes++] = (struct npa_scope){ id, filter, arg };
+	pp->scopes[pp->nscopes++] = (struct npa_scope){ id, filter, arg,
+						       npa_private_pool_find(pp, id) };
 	return 0;
 }
 
@@ -125,9 +126,18 @@ struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *
 		const struct npa_scope *s = &pp->scopes[i];
 
 		if (s->filter(stream, s->arg))
-			return npa_private_pool_find((struct npa_private_pools *)pp, s->id);
+			return s->pool;
 	}
 	return NULL;
+}
+
+bool npa_private_pool_routed(const struct npa_private_pools *pp,
+			     const struct npa_private_pool *p)
+{
+	for (size_t i = 0; i < pp->nscopes; i++)
+		if (pp->scopes[i].pool == p)
+			return true;
+	return false;
 }
 
 void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p)

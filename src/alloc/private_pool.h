@@ -29,11 +29,13 @@ struct npa_private_pool {
 	struct npa_private_pool *next; /* creation order */
 };
 
-/* One entry of allocation_scopes_. */
+/* One entry of allocation_scopes_. A scope holds a use of its pool, so
+ * the pool cannot be deleted under it. */
 struct npa_scope {
 	struct npa_pool_id id;
 	npa_pool_filter filter;
 	void *arg;
+	struct npa_private_pool *pool;
 };
 
 struct npa_private_pools {
@@ -53,6 +55,9 @@ int npa_private_pool_release(struct npa_private_pools *pp, struct npa_pool_id id
 /* The pool the newest accepting scope routes `stream` to, or NULL. */
 struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *pp,
 						aclrtStream stream);
+/* Whether a scope routes to `p` (released too often, it is still in use). */
+bool npa_private_pool_routed(const struct npa_private_pools *pp,
+			     const struct npa_private_pool *p);
 /* Unlink and free a pool that holds no segment and no spare page any more. */
 void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p);
 void npa_private_pools_fini(struct npa_private_pools *pp);

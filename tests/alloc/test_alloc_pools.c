@@ -236,6 +236,30 @@ static void a_freeable_pool_stays_while_a_block_is_allocated(void **state)
 	fx_stop(a);
 }
 
+/* Released more often than taken while it routes: kept until routing ends. */
+static void a_pool_released_while_it_routes_stays_until_routing_ends(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+	char err[256];
+
+	begin(a, id, always, NULL);
+	assert_int_equal(npa_release_pool(a, 0, id, err, sizeof(err)), 0);
+	assert_true(pool_info(a, id).freeable);
+	/* A freeable pool is not taken again (upstream asserts use_count > 0). */
+	assert_int_equal(npa_create_or_incref_pool(a, 0, id), -EINVAL);
+	if (!FLAVOR(state)->any_scope_is_capture)
+		assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(pool_count(a), 1);
+	void *p = fx_malloc(a, 4096, NULL);
+	assert_true(npa_pool_id_eq(fx_pool_of(a, p), id));
+	assert_int_equal(npa_end_allocate_to_pool(a, 0, id, err, sizeof(err)), 0);
+	fx_free(a, p);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(pool_count(a), 0);
+	fx_stop(a);
+}
+
 /* emptyCache(id) frees that pool's unused segments and nothing else. */
 static void empty_cache_of_a_pool_touches_that_pool_only(void **state)
 {
@@ -489,6 +513,7 @@ int main(void)
 		BOTH_FLAVORS(a_pools_free_block_is_not_reused_outside_it),
 		BOTH_FLAVORS(empty_cache_keeps_a_live_pool_and_frees_it_once_released),
 		BOTH_FLAVORS(a_freeable_pool_stays_while_a_block_is_allocated),
+		BOTH_FLAVORS(a_pool_released_while_it_routes_stays_until_routing_ends),
 		BOTH_FLAVORS(empty_cache_of_a_pool_touches_that_pool_only),
 		BOTH_FLAVORS(a_no_split_pool_gives_whole_segments),
 		BOTH_FLAVORS(private_pool_blocks_count_in_the_usual_stats),

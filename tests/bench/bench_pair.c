@@ -1,7 +1,10 @@
 /*
  * bench_pair - N cached-hit malloc+free pairs of one size, after a warm-up.
  *
- *     bench_pair npa|glibc N [SIZE]
+ *     bench_pair npa|npa-pool|glibc N [SIZE]
+ *
+ * npa-pool makes every pair inside a private pool's scope, as inside
+ * torch.npu.use_mem_pool(pool): the cost of routing through a scope.
  *
  * Meant to run under `valgrind --tool=callgrind` twice, with N and 2N: the
  * difference of the two instruction totals divided by N is the cost of one
@@ -13,13 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/mempool.h"
 #include "bench_util.h"
 
 #define WARMUP 1000
 #define CAPACITY (1 * GiB)
 
-static int npa_pairs(unsigned long n, size_t size, uint64_t *ns, char *err,
-		     size_t errlen)
+static bool every_stream(aclrtStream stream, void *arg)
+{
+	(void)stream, (void)arg;
+	return true;
+}
+
+/* A MemPool, and a scope routing every allocation to it. */
+static int enter_pool(struct npa *a, char *err, size_t errlen)
+{
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+
+	return npa_begin_allocate_to_pool(a, 0, id, every_stream, NULL, err, errlen);
+}
+
+static int npa_pairs(unsigned long n, size_t size, bool in_pool, uint64_t *ns,
+		     char *err, size_t errlen)
 {
 	struct npa *a = NULL;
 	void *p;
@@ -30,6 +48,8 @@ static int npa_pairs(unsigned long n, size_t size, uint64_t *ns, char *err,
 	if (rc < 0)
 		return rc;
 	rc = bench_npa_new(NULL, &a, err, errlen);
+	if (rc == 0 && in_pool)
+		rc = enter_pool(a, err, errlen);
 	for (unsigned long i = 0; rc == 0 && i < WARMUP + n; i++) {
 		if (i == WARMUP)
 			t0 = bench_now_ns();
@@ -78,8 +98,10 @@ int main(int argc, char **argv)
 		goto usage;
 	if (strcmp(argv[1], "glibc") == 0) {
 		glibc_pairs(n, size, &ns);
-	} else if (strcmp(argv[1], "npa") == 0) {
-		if (npa_pairs(n, size, &ns, err, sizeof(err)) < 0) {
+	} else if (strcmp(argv[1], "npa") == 0 || strcmp(argv[1], "npa-pool") == 0) {
+		bool in_pool = strcmp(argv[1], "npa-pool") == 0;
+
+		if (npa_pairs(n, size, in_pool, &ns, err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_pair: %s\n", err);
 			return 1;
 		}
@@ -90,6 +112,6 @@ int main(int argc, char **argv)
 	       (double)ns / n);
 	return 0;
 usage:
-	fprintf(stderr, "usage: bench_pair npa|glibc N [SIZE]\n");
+	fprintf(stderr, "usage: bench_pair npa|npa-pool|glibc N [SIZE]\n");
 	return 2;
 }

@@ -56,18 +56,23 @@ if ! command -v valgrind >/dev/null; then
 	echo "n/a (valgrind not found)"
 	exit $status
 fi
-printf '%-8s %10s %10s %8s  %s\n' "size" "npa" "glibc" "ratio" "target"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
+printf '%-8s %10s %10s %8s  %-8s %10s %10s  %s\n' "size" "npa" "glibc" "ratio" "target" \
+	"in pool" "pool/npa" "target <= 1.1"
 for size in 512 4096; do
 	npa=$(per_pair npa $size)
+	pool=$(per_pair npa-pool $size)
 	glibc=$(per_pair glibc $size)
-	if [ "$npa" = "?" ] || [ "$glibc" = "?" ]; then
-		echo "$size: callgrind gave no totals (npa: $npa, glibc: $glibc)"
+	if [ "$npa" = "?" ] || [ "$pool" = "?" ] || [ "$glibc" = "?" ]; then
+		echo "$size: callgrind gave no totals (npa: $npa, npa-pool: $pool, glibc: $glibc)"
 		status=1
 		continue
 	fi
 	verdict="not met"
 	[ "$npa" -lt 150 ] && verdict="met"
-	printf '%-8s %10s %10s %8s  %s\n' "$size" "$npa" "$glibc" \
-		"$(awk -v a="$npa" -v b="$glibc" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "$verdict"
+	in_pool=$(ratio "$pool" "$npa")
+	pool_verdict=$(awk -v r="$in_pool" 'BEGIN { print (r <= 1.1 ? "met" : "not met") }')
+	printf '%-8s %10s %10s %8s  %-8s %10s %10s  %s\n' "$size" "$npa" "$glibc" \
+		"$(ratio "$npa" "$glibc")" "$verdict" "$pool" "$in_pool" "$pool_verdict"
 done
 exit $status
