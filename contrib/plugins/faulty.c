@@ -7,12 +7,15 @@
  *     faulty_null3_alloc     returns NULL on every third call
  *     faulty_overlap_alloc   returns the previous block again while it lives
  *     faulty_unaligned_alloc returns a pointer 16 bytes past the device's
+ *     faulty_steal_alloc     returns the address in $FAULTY_STEAL (hex),
+ *                            memory it never allocated (another's)
  *     faulty_init_refuse     an init_checked hook that refuses the load
  * A pointer faulty_free does not know (a fake it made up) is ignored, so a
  * wrapper can give every refused pointer back safely.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <acl/acl_rt.h>
@@ -90,6 +93,14 @@ void *faulty_unaligned_alloc(ssize_t size, int device, aclrtStream stream)
 	void *p = device_block((size_t)size, FAULTY_SKEW);
 	pthread_mutex_unlock(&lock);
 	return p;
+}
+
+void *faulty_steal_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	const char *addr = getenv("FAULTY_STEAL");
+
+	(void)size, (void)device, (void)stream;
+	return addr ? (void *)(uintptr_t)strtoull(addr, NULL, 16) : NULL;
 }
 
 void faulty_free(void *ptr, ssize_t size, int device, aclrtStream stream)

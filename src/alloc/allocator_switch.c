@@ -237,6 +237,32 @@ static void make_current(struct sw *sw, struct sw_entry *e)
 	sw_reap(sw, gone);
 }
 
+/*
+ * A plug-in's pointer inside memory of the caching allocator or of another
+ * loaded plug-in (retired ones included) would let writes to the new
+ * tensor overwrite one the plug-in does not own.
+ */
+static bool foreign_memory(void *arg, const struct npl *self, int device, const void *ptr,
+			   size_t size, char *owner, size_t ownerlen)
+{
+	struct sw *sw = arg;
+	bool found = false;
+
+	if (npa_range_reserved(sw->npa, device, ptr, size)) {
+		snprintf(owner, ownerlen, "the caching allocator");
+		return true;
+	}
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *e = sw->plugins; e != NULL && !found; e = e->next) {
+		if (e->npl == self || !npl_range_live(e->npl, ptr, size))
+			continue;
+		snprintf(owner, ownerlen, "%s", e->name);
+		found = true;
+	}
+	pthread_mutex_unlock(&sw->lock);
+	return found;
+}
+
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 {
 	struct plugin *p = NULL;
@@ -259,6 +285,7 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	}
 	e->kind = SW_PLUGIN;
 	e->since = p->loaded_at;
+	npl_set_foreign_check(e->npl, foreign_memory, sw);
 	make_current(sw, e);
 	pthread_mutex_unlock(&sw->swap_lock);
 	return 0;

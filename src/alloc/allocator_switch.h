@@ -104,5 +104,10 @@ int sw_reset_accumulated_stats(struct sw *sw, int device);
 int sw_list(struct sw *sw, struct sw_info **out, size_t *n);
 /* Frees refused because no allocator of the switch made the pointer. */
 uint64_t sw_refused_frees(struct sw *sw);
+/*
+ * No two allocators hold the same device memory on `device`: 0, or
+ * -EFAULT with the two owners and ranges in err.
+ */
+int sw_check(struct sw *sw, int device, char *err, size_t errlen);
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_H */

@@ -231,3 +231,61 @@ uint64_t sw_refused_frees(struct sw *sw)
 	pthread_mutex_unlock(&sw->lock);
 	return refused;
 }
+
+/* One allocator's memory on a device, named for messages. */
+struct owned {
+	struct npa_range r;
+	const char *owner;
+};
+
+static int owned_cmp(const void *x, const void *y)
+{
+	const struct owned *a = x, *b = y;
+
+	return a->r.lo < b->r.lo ? -1 : a->r.lo > b->r.lo;
+}
+
+static int add_ranges(struct sw *sw, struct sw_entry *e, int device, struct owned **all,
+		      size_t *n)
+{
+	struct npa_range *r;
+	size_t k;
+	int rc = e->kind == SW_CACHING ? npa_segment_ranges(sw->npa, device, &r, &k)
+				       : npl_block_ranges(e->npl, device, &r, &k);
+	struct owned *grown = rc || k == 0 ? NULL : realloc(*all, (*n + k) * sizeof(**all));
+
+	if (rc == 0 && k != 0 && grown == NULL)
+		rc = -ENOMEM;
+	for (size_t i = 0; grown != NULL && i < k; i++)
+		grown[(*n)++] = (struct owned){ r[i], e->name };
+	if (grown != NULL)
+		*all = grown;
+	free(r);
+	return rc;
+}
+
+int sw_check(struct sw *sw, int device, char *err, size_t errlen)
+{
+	struct sw_entry **entries;
+	struct owned *all = NULL;
+	size_t ne, n = 0;
+	int rc = pin_all(sw, &entries, &ne);
+
+	for (size_t i = 0; rc == 0 && i < ne; i++)
+		rc = add_ranges(sw, entries[i], device, &all, &n);
+	if (rc == 0 && n > 1)
+		qsort(all, n, sizeof(*all), owned_cmp);
+	for (size_t i = 1; rc == 0 && i < n; i++) {
+		if (all[i].r.lo >= all[i - 1].r.hi)
+			continue;
+		snprintf(err, errlen, "memory of %s at %#lx-%#lx overlaps memory of %s at %#lx-%#lx",
+			 all[i].owner, (unsigned long)all[i].r.lo, (unsigned long)all[i].r.hi,
+			 all[i - 1].owner, (unsigned long)all[i - 1].r.lo,
+			 (unsigned long)all[i - 1].r.hi);
+		rc = -EFAULT;
+	}
+	free(all);
+	if (entries != NULL)
+		release_all(sw, entries, ne);
+	return rc;
+}

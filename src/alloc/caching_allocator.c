@@ -155,6 +155,52 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 	return rc;
 }
 
+/* The last segment starting before `end`: the only one that can reach `lo`. */
+static bool segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
+{
+	struct npa_segment key = { .ptr = (char *)end };
+	struct npa_segment *s = RB_NFIND(npa_segment_tree, &dev->segments, &key);
+
+	s = s != NULL ? RB_PREV(npa_segment_tree, &dev->segments, s)
+		      : RB_MAX(npa_segment_tree, &dev->segments);
+	return s != NULL && (uintptr_t)s->ptr + s->size > lo;
+}
+
+bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	if (dev == NULL || size == 0)
+		return false;
+	npa_lock_acquire(&dev->lock);
+	bool reserved = segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
+	npa_lock_release(&dev->lock);
+	return reserved;
+}
+
+int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n)
+{
+	struct npa_device *dev = device_of(a, device);
+	struct npa_segment *seg;
+	size_t count = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (dev == NULL)
+		return -ENODEV;
+	npa_lock_acquire(&dev->lock);
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
+		count++;
+	struct npa_range *r = count ? malloc(count * sizeof(*r)) : NULL;
+	if (r != NULL)
+		RB_FOREACH(seg, npa_segment_tree, &dev->segments)
+			r[(*n)++] = (struct npa_range){ (uintptr_t)seg->ptr,
+							(uintptr_t)seg->ptr + seg->size };
+	npa_lock_release(&dev->lock);
+	*out = r;
+	return count == 0 || r != NULL ? 0 : -ENOMEM;
+}
+
 size_t npa_block_size(struct npa *a, const void *ptr)
 {
 	struct npa_ptr_slot *slot;

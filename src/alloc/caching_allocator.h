@@ -65,6 +65,10 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream,
 int npa_free(struct npa *a, void *ptr, char *err, size_t errlen);
 /* Mark `ptr` as used on `stream`: its free waits for the stream's work. */
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream);
+/* Whether [ptr, ptr + size) overlaps a segment the allocator holds on `device`. */
+bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size);
+/* The segments of `device`, in address order; free(*out). */
+int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n);
 /* Size of the block behind a live pointer (0 if unknown). */
 size_t npa_block_size(struct npa *a, const void *ptr);
 

@@ -58,6 +58,8 @@ struct npl {
 	struct npl_block *by_ptr;
 	struct npl_tree by_addr;
 	struct npl_guard_counts guard;
+	npl_foreign_fn foreign;
+	void *foreign_arg;
 	double *fraction;
 	struct npa_stats stats[];
 };
@@ -85,6 +87,12 @@ int npl_create(struct plugin *p, int device_count, struct npl **out)
 	RB_INIT(&a->by_addr);
 	*out = a;
 	return 0;
+}
+
+void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg)
+{
+	a->foreign = fn;
+	a->foreign_arg = arg;
 }
 
 size_t npl_destroy(struct npl *a)
@@ -191,9 +199,65 @@ static int plugin_returned_null(struct npl *a, int device, size_t size,
 	return -ENOMEM;
 }
 
+int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n)
+{
+	struct npl_block *b;
+	size_t count = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&a->lock);
+	RB_FOREACH(b, npl_tree, &a->by_addr)
+		count += b->device == device;
+	*out = count ? malloc(count * sizeof(**out)) : NULL;
+	if (*out != NULL)
+		RB_FOREACH(b, npl_tree, &a->by_addr)
+			if (b->device == device)
+				(*out)[(*n)++] = (struct npa_range){ (uintptr_t)b->ptr,
+								     (uintptr_t)b->ptr + b->size };
+	pthread_mutex_unlock(&a->lock);
+	return count == 0 || *out != NULL ? 0 : -ENOMEM;
+}
+
+bool npl_range_live(struct npl *a, const void *ptr, size_t size)
+{
+	struct npl_block probe = { .ptr = (void *)ptr, .size = size };
+
+	pthread_mutex_lock(&a->lock);
+	bool live = size > 0 && find_overlap(a, &probe) != NULL;
+	pthread_mutex_unlock(&a->lock);
+	return live;
+}
+
+/*
+ * Memory another allocator holds is not the plug-in's to hand out, nor to
+ * take back: its free could release that allocator's segment. So the
+ * pointer is not given back, only refused and counted.
+ */
+static int refuse_foreign(struct npl *a, struct npl_block *nb, char *err, size_t errlen)
+{
+	char owner[64] = "another allocator";
+
+	if (!a->foreign || !a->foreign(a->foreign_arg, a, nb->device, nb->ptr, nb->size,
+				       owner, sizeof(owner)))
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	a->guard.refused_overlap++;
+	pthread_mutex_unlock(&a->lock);
+	snprintf(err, errlen,
+		 "plug-in %s returned %p for %zu bytes, inside memory of %s: not given "
+		 "back, allocation refused",
+		 a->plugin->alloc_name, nb->ptr, nb->size, owner);
+	free(nb);
+	return -EFAULT;
+}
+
 static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
 			    size_t errlen)
 {
+	int rc = refuse_foreign(a, nb, err, errlen);
+
+	if (rc)
+		return rc;
 	if ((uintptr_t)nb->ptr % NPL_ALIGNMENT) {
 		snprintf(err, errlen,
 			 "plug-in %s returned %p for %zu bytes, not %d-byte "

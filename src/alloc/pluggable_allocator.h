@@ -38,7 +38,8 @@ struct npl;
 struct npl_guard_counts {
 	uint64_t refused_frees;     /* foreign or double frees */
 	uint64_t refused_unaligned; /* allocations given back: unaligned */
-	uint64_t refused_overlap;   /* allocations given back: overlapping */
+	uint64_t refused_overlap;   /* allocations refused: overlapping a live block,
+				     * its own or (not given back) another allocator's */
 	uint64_t null_returns;      /* allocations the plug-in could not make */
 	uint64_t live_blocks;       /* all devices */
 	uint64_t live_bytes;
@@ -46,6 +47,18 @@ struct npl_guard_counts {
 
 /* Wrap `p` (the wrapper owns it from now on, even on error). */
 int npl_create(struct plugin *p, int device_count, struct npl **out);
+/*
+ * Whether [ptr, ptr + size) on `device` is memory of another allocator
+ * (the caller's view of every allocator but this one). Called without the
+ * wrapper's lock held.
+ */
+typedef bool (*npl_foreign_fn)(void *arg, const struct npl *self, int device,
+			       const void *ptr, size_t size, char *owner, size_t ownerlen);
+void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg);
+/* The live blocks of `device`, in address order; free(*out). */
+int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n);
+/* Whether a live block of this plug-in shares a byte with [ptr, ptr + size). */
+bool npl_range_live(struct npl *a, const void *ptr, size_t size);
 /*
  * Give every live block back to the plug-in, then unload it. Returns the
  * number of blocks that were still live.

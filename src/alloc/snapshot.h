@@ -40,6 +40,11 @@ struct npa_segment_info {
 	struct npa_block_info *blocks;
 };
 
+/* A span of device memory [lo, hi), for checks across allocators. */
+struct npa_range {
+	uintptr_t lo, hi;
+};
+
 struct npa_snapshot {
 	size_t nsegments;          /* sorted by (device, address) */
 	struct npa_segment_info *segments;

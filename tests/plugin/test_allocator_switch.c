@@ -311,6 +311,63 @@ static void overlapping_plugin_pointer_is_refused_without_losing_memory(void **s
 	assert_int_equal(device_used(0), before);
 }
 
+/* FAULTY_STEAL=ptr: the faulty plug-in hands out `ptr` as its own. */
+static void steal(const void *ptr)
+{
+	char hex[32];
+
+	snprintf(hex, sizeof(hex), "%lx", (unsigned long)(uintptr_t)ptr);
+	setenv("FAULTY_STEAL", hex, 1);
+}
+
+/* The stolen tensor is refused, not given back, and p keeps its bytes. */
+static void plugin_pointer_into_the_caching_allocators_memory_is_refused(void **state)
+{
+	void *p, *q = (void *)1;
+	struct npa_stats before, after;
+	(void)state;
+
+	unsigned char back[8192], want[8192];
+
+	memset(want, 0x5a, sizeof(want));
+	assert_int_equal(sw_malloc(sw, 0, 8192, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(aclrtMemcpy(p, 8192, want, 8192, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+	assert_int_equal(npa_get_stats(npa, 0, &before), 0);
+	steal((char *)p + 512);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_steal_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_non_null(strstr(err, "inside memory of the caching allocator: not given back"));
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	assert_int_equal(npa_get_stats(npa, 0, &after), 0);
+	assert_memory_equal(&before, &after, sizeof(before));
+	assert_int_equal(aclrtMemcpy(back, sizeof(back), p, sizeof(back),
+				     ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+	assert_memory_equal(back, want, sizeof(back));
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	unsetenv("FAULTY_STEAL");
+}
+
+/* A live block of another plug-in, retired or not, is no one else's to give. */
+static void plugin_pointer_into_another_plugins_block_is_refused(void **state)
+{
+	void *p, *q = (void *)1;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 8192, NULL, &p, err, sizeof(err)), 0);
+	steal(p);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_steal_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_non_null(strstr(err, "inside memory of plugin"));
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	unsetenv("FAULTY_STEAL");
+}
+
 static void unaligned_plugin_pointer_is_given_back(void **state)
 {
 	void *p = (void *)1;
@@ -418,6 +475,8 @@ int main(void)
 		T(describe_names_current_and_retired_owners),
 		T(plugin_null_is_an_oom_counted_in_stats),
 		T(overlapping_plugin_pointer_is_refused_without_losing_memory),
+		T(plugin_pointer_into_the_caching_allocators_memory_is_refused),
+		T(plugin_pointer_into_another_plugins_block_is_refused),
 		T(unaligned_plugin_pointer_is_given_back),
 		T(empty_cache_runs_the_arena_reset_hook),
 		T(memory_fraction_goes_to_the_current_allocator),
