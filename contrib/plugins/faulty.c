@@ -9,11 +9,17 @@
  *     faulty_unaligned_alloc returns a pointer 16 bytes past the device's
  *     faulty_steal_alloc     returns the address in $FAULTY_STEAL (hex),
  *                            memory it never allocated (another's)
+ *     faulty_segv_alloc      writes through a null pointer (a real crash)
+ *     faulty_raise_alloc     raises SIGSEGV itself (the same, quiet under
+ *                            valgrind, which reports the real one)
+ *     faulty_abort_free      calls abort() (the free to use with faulty_alloc)
  *     faulty_init_refuse     an init_checked hook that refuses the load
  * A pointer faulty_free does not know (a fake it made up) is ignored, so a
  * wrapper can give every refused pointer back safely.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -101,6 +107,28 @@ void *faulty_steal_alloc(ssize_t size, int device, aclrtStream stream)
 
 	(void)size, (void)device, (void)stream;
 	return addr ? (void *)(uintptr_t)strtoull(addr, NULL, 16) : NULL;
+}
+
+void *faulty_segv_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	volatile int *nowhere = NULL;
+
+	(void)size, (void)device, (void)stream;
+	*nowhere = 1;
+	return NULL;
+}
+
+void *faulty_raise_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	raise(SIGSEGV);
+	return NULL;
+}
+
+void faulty_abort_free(void *ptr, ssize_t size, int device, aclrtStream stream)
+{
+	(void)ptr, (void)size, (void)device, (void)stream;
+	abort();
 }
 
 void faulty_free(void *ptr, ssize_t size, int device, aclrtStream stream)

@@ -42,6 +42,7 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
 	sw->on_unload = opt->on_unload;
+	sw->on_fault = opt->on_fault;
 	sw->ctx = opt->ctx;
 	sw->caching.kind = SW_CACHING;
 	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
@@ -125,6 +126,27 @@ struct sw_entry *sw_pin_current(struct sw *sw)
 	return e;
 }
 
+static void make_current(struct sw *sw, struct sw_entry *e);
+
+void sw_note_fault(struct sw *sw, struct sw_entry *e)
+{
+	char what[PATH_MAX + 512];
+
+	if (e->kind != SW_PLUGIN || !npl_fault(e->npl, what, sizeof(what)))
+		return;
+	pthread_mutex_lock(&sw->swap_lock);
+	pthread_mutex_lock(&sw->lock);
+	bool first = !e->fault_told;
+	bool current = sw->current == e;
+	e->fault_told = true;
+	pthread_mutex_unlock(&sw->lock);
+	if (first && current)
+		make_current(sw, &sw->caching);
+	pthread_mutex_unlock(&sw->swap_lock);
+	if (first && sw->on_fault)
+		sw->on_fault(sw->ctx, e->name, what);
+}
+
 static int entry_malloc(struct sw *sw, struct sw_entry *e, int device,
 			size_t size, aclrtStream stream, void **ptr, char *err,
 			size_t errlen)
@@ -148,6 +170,9 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 	struct sw_entry *e = sw_pin_current(sw);
 	int rc = entry_malloc(sw, e, device, size, stream, ptr, err, errlen);
 	struct sw_owner *o = NULL;
+
+	if (rc == -EFAULT)
+		sw_note_fault(sw, e);
 
 	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
 		entry_free(sw, e, *ptr, err, errlen);
@@ -193,6 +218,8 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 	free(o);
 
 	int rc = entry_free(sw, e, ptr, err, errlen);
+	if (rc == -EFAULT)
+		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }
@@ -211,6 +238,8 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 		return -EINVAL;
 	int rc = e->kind == SW_CACHING ? npa_record_stream(sw->npa, ptr, stream)
 				       : npl_record_stream(e->npl, ptr, stream);
+	if (rc == -EFAULT)
+		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }

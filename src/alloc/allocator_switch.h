@@ -33,6 +33,9 @@ struct sw_options {
 	/* Told (outside every switch lock) when a plug-in is unloaded: the
 	 * switch does not log, its owner does. May be NULL. */
 	void (*on_unload)(void *ctx, const char *name, const char *path);
+	/* Told once (outside every switch lock) when a plug-in faults and is
+	 * retired: which one, and what happened (function, signal, address). */
+	void (*on_fault)(void *ctx, const char *name, const char *what);
 	void *ctx;
 };
 

@@ -21,6 +21,7 @@ struct sw_entry {
 	uint64_t live_blocks;     /* handed out through the switch, not freed */
 	uint64_t live_bytes;
 	unsigned busy;            /* calls running on it outside the lock */
+	bool fault_told;          /* its fault was reported and it was retired */
 	struct sw_entry *next;    /* plug-ins, oldest first */
 };
 
@@ -32,6 +33,7 @@ struct sw {
 	char *plugin_dirs;
 	uid_t owner;
 	void (*on_unload)(void *ctx, const char *name, const char *path);
+	void (*on_fault)(void *ctx, const char *name, const char *what);
 	void *ctx;
 	struct sw_entry caching;
 	struct sw_entry *current;
@@ -47,5 +49,7 @@ struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
 void sw_reap(struct sw *sw, struct sw_entry *e);               /* no lock */
 void sw_release(struct sw *sw, struct sw_entry *e);            /* no lock */
 struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
+/* After a call on `e`: a plug-in that faulted stops being current, once. */
+void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

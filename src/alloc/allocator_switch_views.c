@@ -100,6 +100,11 @@ static int entry_control(struct sw *sw, struct sw_entry *e, enum control c,
 			 int device)
 {
 	bool caching = e->kind == SW_CACHING;
+	char what[8];
+
+	/* A plug-in retired by a fault has nothing to empty or reset. */
+	if (!caching && npl_fault(e->npl, what, sizeof(what)))
+		return 0;
 
 	switch (c) {
 	case EMPTY_CACHE:
@@ -123,6 +128,8 @@ static int control_all(struct sw *sw, enum control c, int device)
 
 	for (size_t i = 0; i < n; i++) {
 		int r = entry_control(sw, all[i], c, device);
+		if (r == -EFAULT)
+			sw_note_fault(sw, all[i]);
 		if (!rc)
 			rc = r;
 	}

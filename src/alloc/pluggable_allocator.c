@@ -8,6 +8,7 @@
  * property of the whole address space, not of one device.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <bsd/sys/tree.h>
 
 #include <acl/acl_rt.h>
+#include "plugin_guard.h"
 #include "stream_id.h"
 #include "pluggable_allocator.h"
 
@@ -53,6 +55,8 @@ RB_GENERATE(npl_tree, npl_block, by_addr, block_cmp)
 
 struct npl {
 	struct plugin *plugin;
+	bool faulted;             /* atomic: retired by a fault, never called again */
+	char fault[PATH_MAX + 512]; /* what happened, under lock */
 	int device_count;
 	pthread_mutex_t lock;
 	struct npl_block *by_ptr;
@@ -85,8 +89,132 @@ int npl_create(struct plugin *p, int device_count, struct npl **out)
 		fraction[i] = 1.0;
 	pthread_mutex_init(&a->lock, NULL);
 	RB_INIT(&a->by_addr);
+	plugin_guard_install();
 	*out = a;
 	return 0;
+}
+
+/* The calls into a plug-in, each run behind the fault barrier. */
+enum npl_fn {
+	FN_ALLOC, FN_FREE, FN_RECORD_STREAM, FN_BASE_ALLOC, FN_RESET,
+	FN_MEMORY_FRACTION, FN_BEGIN_POOL, FN_END_POOL, FN_RELEASE_POOL,
+};
+
+struct npl_call {
+	enum npl_fn fn;
+	const struct plugin *p;
+	void *ptr;
+	ssize_t size;
+	int device;
+	aclrtStream stream;
+	double fraction;
+	struct npumemfs_mempool_id pool;
+	npumemfs_stream_filter filter;
+	void *arg;
+	size_t *size_out;
+	void *ret;
+};
+
+static void run_call(void *arg)
+{
+	struct npl_call *c = arg;
+	const struct plugin *p = c->p;
+
+	switch (c->fn) {
+	case FN_ALLOC:
+		c->ret = p->alloc(c->size, c->device, c->stream);
+		break;
+	case FN_FREE:
+		p->free(c->ptr, c->size, c->device, c->stream);
+		break;
+	case FN_RECORD_STREAM:
+		p->hook.record_stream(c->ptr, c->stream);
+		break;
+	case FN_BASE_ALLOC:
+		c->ret = p->hook.base_alloc(c->ptr, c->size_out);
+		break;
+	case FN_RESET:
+		p->hook.reset(true);
+		break;
+	case FN_MEMORY_FRACTION:
+		p->hook.memory_fraction(c->fraction, c->device);
+		break;
+	case FN_BEGIN_POOL:
+		p->hook.begin_allocate_to_pool(c->device, c->pool, c->filter, c->arg);
+		break;
+	case FN_END_POOL:
+		p->hook.end_allocate_to_pool(c->device, c->pool);
+		break;
+	case FN_RELEASE_POOL:
+		p->hook.release_pool(c->device, c->pool);
+		break;
+	}
+}
+
+/* The plug-in's own name for the function that ran. */
+static const char *symbol_of(const struct plugin *p, enum npl_fn fn)
+{
+	static const enum plugin_hook hooks[] = {
+		[FN_RECORD_STREAM] = PLUGIN_HOOK_record_stream,
+		[FN_BASE_ALLOC] = PLUGIN_HOOK_base_alloc,
+		[FN_RESET] = PLUGIN_HOOK_reset,
+		[FN_MEMORY_FRACTION] = PLUGIN_HOOK_memory_fraction,
+		[FN_BEGIN_POOL] = PLUGIN_HOOK_begin_allocate_to_pool,
+		[FN_END_POOL] = PLUGIN_HOOK_end_allocate_to_pool,
+		[FN_RELEASE_POOL] = PLUGIN_HOOK_release_pool,
+	};
+
+	if (fn == FN_ALLOC)
+		return p->alloc_name;
+	if (fn == FN_FREE)
+		return p->free_name;
+	return p->hook_name[hooks[fn]];
+}
+
+static void retire(struct npl *a, enum npl_fn fn, const struct plugin_fault *f)
+{
+	pthread_mutex_lock(&a->lock);
+	if (!a->faulted)
+		snprintf(a->fault, sizeof(a->fault),
+			 "plug-in %s faulted in %s: signal %d (%s) at %p; retired, never "
+			 "called again; its %llu live blocks (%llu bytes) are lost",
+			 a->plugin->path, symbol_of(a->plugin, fn), f->sig, strsignal(f->sig),
+			 f->addr, (unsigned long long)a->guard.live_blocks,
+			 (unsigned long long)a->guard.live_bytes);
+	__atomic_store_n(&a->faulted, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* 0, -EIO when retired already, -EFAULT when this call faulted. */
+static int call(struct npl *a, struct npl_call *c)
+{
+	struct plugin_fault f;
+
+	if (__atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE))
+		return -EIO;
+	c->p = a->plugin;
+	if (plugin_guard_call(run_call, c, &f) == 0)
+		return 0;
+	retire(a, c->fn, &f);
+	return -EFAULT;
+}
+
+bool npl_fault(struct npl *a, char *buf, size_t len)
+{
+	if (!__atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&a->lock);
+	snprintf(buf, len, "%s", a->fault);
+	pthread_mutex_unlock(&a->lock);
+	return true;
+}
+
+static void give_back(struct npl *a, void *ptr, size_t size, int device, aclrtStream stream)
+{
+	struct npl_call c = { .fn = FN_FREE, .ptr = ptr, .size = (ssize_t)size,
+			      .device = device, .stream = stream };
+
+	call(a, &c);
 }
 
 void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg)
@@ -104,11 +232,15 @@ size_t npl_destroy(struct npl *a)
 		return 0;
 	HASH_ITER(hh, a->by_ptr, b, tmp) {
 		HASH_DEL(a->by_ptr, b);
-		a->plugin->free(b->ptr, (ssize_t)b->size, b->device, b->stream);
+		give_back(a, b->ptr, b->size, b->device, b->stream);
 		free(b);
 		live++;
 	}
-	plugin_close(a->plugin);
+	/* A faulted plug-in's destructors may fault too: it stays mapped. */
+	if (a->faulted)
+		plugin_abandon(a->plugin);
+	else
+		plugin_close(a->plugin);
 	pthread_mutex_destroy(&a->lock);
 	free(a->fraction);
 	free(a);
@@ -180,7 +312,7 @@ static int refuse(struct npl *a, struct npl_block *nb, uint64_t *counter,
 	pthread_mutex_lock(&a->lock);
 	(*counter)++;
 	pthread_mutex_unlock(&a->lock);
-	a->plugin->free(nb->ptr, (ssize_t)nb->size, nb->device, nb->stream);
+	give_back(a, nb->ptr, nb->size, nb->device, nb->stream);
 	free(nb);
 	return rc;
 }
@@ -330,7 +462,15 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 	nb->device = device;
 	nb->stream = stream;
 	nb->stream_id = npa_stream_id(stream);
-	nb->ptr = a->plugin->alloc((ssize_t)size, device, stream);
+	struct npl_call c = { .fn = FN_ALLOC, .size = (ssize_t)size, .device = device,
+			      .stream = stream };
+	int called = call(a, &c);
+	if (called) {
+		free(nb);
+		npl_fault(a, err, errlen);
+		return called;
+	}
+	nb->ptr = c.ret;
 	if (!nb->ptr) {
 		free(nb);
 		return plugin_returned_null(a, device, size, err, errlen);
@@ -368,8 +508,15 @@ int npl_free(struct npl *a, void *ptr, char *err, size_t errlen)
 	a->guard.live_bytes -= b->size;
 	pthread_mutex_unlock(&a->lock);
 
-	a->plugin->free(b->ptr, (ssize_t)b->size, b->device, b->stream);
+	struct npl_call c = { .fn = FN_FREE, .ptr = b->ptr, .size = (ssize_t)b->size,
+			      .device = b->device, .stream = b->stream };
 	free(b);
+	/* A retired plug-in's block is lost, not given back: the daemon's
+	 * accounting of it ends here all the same. */
+	if (call(a, &c) == -EFAULT) {
+		npl_fault(a, err, errlen);
+		return -EFAULT;
+	}
 	return 0;
 }
 
@@ -380,15 +527,16 @@ int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream)
 	pthread_mutex_unlock(&a->lock);
 	if (!live)
 		return -EINVAL;
-	if (a->plugin->hook.record_stream)
-		a->plugin->hook.record_stream(ptr, stream);
-	return 0;
+	struct npl_call c = { .fn = FN_RECORD_STREAM, .ptr = ptr, .stream = stream };
+	return a->plugin->hook.record_stream ? call(a, &c) : 0;
 }
 
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
 {
+	struct npl_call c = { .fn = FN_BASE_ALLOC, .ptr = ptr, .size_out = size };
+
 	if (a->plugin->hook.base_alloc)
-		return a->plugin->hook.base_alloc(ptr, size);
+		return call(a, &c) == 0 ? c.ret : NULL;
 	*size = npl_block_size(a, ptr);
 	return ptr;
 }
@@ -406,9 +554,8 @@ int npl_empty_cache(struct npl *a, int device)
 {
 	if (device != -1 && !valid_device(a, device))
 		return -EINVAL;
-	if (a->plugin->hook.reset)
-		a->plugin->hook.reset(true);
-	return 0;
+	struct npl_call c = { .fn = FN_RESET };
+	return a->plugin->hook.reset ? call(a, &c) : 0;
 }
 
 int npl_set_memory_fraction(struct npl *a, int device, double fraction,
@@ -426,8 +573,9 @@ int npl_set_memory_fraction(struct npl *a, int device, double fraction,
 	pthread_mutex_lock(&a->lock);
 	a->fraction[device] = fraction;
 	pthread_mutex_unlock(&a->lock);
+	struct npl_call c = { .fn = FN_MEMORY_FRACTION, .fraction = fraction, .device = device };
 	if (a->plugin->hook.memory_fraction)
-		a->plugin->hook.memory_fraction(fraction, device);
+		call(a, &c);
 	return 0;
 }
 
@@ -490,21 +638,25 @@ void npl_begin_allocate_to_pool(struct npl *a, int device,
 				struct npumemfs_mempool_id pool,
 				npumemfs_stream_filter filter, void *arg)
 {
+	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = pool,
+			      .filter = filter, .arg = arg };
 	if (a->plugin->hook.begin_allocate_to_pool)
-		a->plugin->hook.begin_allocate_to_pool(device, pool, filter, arg);
+		call(a, &c);
 }
 
 void npl_end_allocate_to_pool(struct npl *a, int device,
 			      struct npumemfs_mempool_id pool)
 {
+	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = pool };
 	if (a->plugin->hook.end_allocate_to_pool)
-		a->plugin->hook.end_allocate_to_pool(device, pool);
+		call(a, &c);
 }
 
 void npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
 {
+	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = pool };
 	if (a->plugin->hook.release_pool)
-		a->plugin->hook.release_pool(device, pool);
+		call(a, &c);
 }
 
 int npl_get_stats(struct npl *a, int device, struct npa_stats *out)

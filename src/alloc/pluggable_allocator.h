@@ -57,6 +57,8 @@ typedef bool (*npl_foreign_fn)(void *arg, const struct npl *self, int device,
 void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg);
 /* The live blocks of `device`, in address order; free(*out). */
 int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n);
+/* Whether a fault retired the plug-in; what happened in buf. */
+bool npl_fault(struct npl *a, char *buf, size_t len);
 /* Whether a live block of this plug-in shares a byte with [ptr, ptr + size). */
 bool npl_range_live(struct npl *a, const void *ptr, size_t size);
 /*

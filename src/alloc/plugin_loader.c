@@ -181,6 +181,11 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 	return 0;
 }
 
+void plugin_abandon(struct plugin *p)
+{
+	free(p);
+}
+
 void plugin_close(struct plugin *p)
 {
 	if (!p)

@@ -92,5 +92,8 @@ int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		int device_count, struct plugin **out, char *err, size_t errlen);
 void plugin_close(struct plugin *p);
+/* Forget a plug-in without unloading it: its code stays mapped, none of it
+ * (destructors included) runs again. For a plug-in that faulted. */
+void plugin_abandon(struct plugin *p);
 
 #endif /* NPUMEMFS_PLUGIN_LOADER_H */

@@ -61,6 +61,16 @@ static uint64_t device_used(int device)
 	return c.used;
 }
 
+/* What the switch told its owner of the last plug-in fault. */
+static char fault_name[32], fault_what[2048];
+
+static void on_fault(void *ctx, const char *name, const char *what)
+{
+	(void)ctx;
+	snprintf(fault_name, sizeof(fault_name), "%s", name);
+	snprintf(fault_what, sizeof(fault_what), "%s", what);
+}
+
 static int setup(void **state)
 {
 	struct npusim_config cfg;
@@ -79,7 +89,9 @@ static int setup(void **state)
 		.device_count = 2,
 		.plugin_dirs = "/nonexistent, " PLUGIN_DIR,
 		.owner = getuid(),
+		.on_fault = on_fault,
 	};
+	fault_name[0] = fault_what[0] = '\0';
 	return sw_create(&so, &sw);
 }
 
@@ -368,6 +380,52 @@ static void plugin_pointer_into_another_plugins_block_is_refused(void **state)
 	unsetenv("FAULTY_STEAL");
 }
 
+/*
+ * A plug-in whose alloc crashes is retired: the caching allocator is
+ * current again, the owner is told the function, signal and address, and
+ * another allocator's tensor keeps its bytes.
+ */
+static void a_plugin_crashing_in_alloc_is_retired_and_others_keep_their_bytes(void **state)
+{
+	void *keep = alloc_filled(8192, 0x77), *q = (void *)1;
+	unsigned char want[8192];
+	(void)state;
+
+	memset(want, 0x77, sizeof(want));
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_raise_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_non_null(strstr(err, "faulted in faulty_raise_alloc: signal 11 (Segmentation fault)"));
+	assert_true(sw_is_caching(sw));
+	assert_string_equal(fault_name, "plugin1");
+	assert_non_null(strstr(fault_what, "retired, never called again"));
+	assert_memory_equal(keep, want, sizeof(want));
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, q, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, keep, err, sizeof(err)), 0);
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+}
+
+/* abort() in a plug-in's free: the block is lost, the daemon goes on. */
+static void a_plugin_aborting_in_free_is_retired(void **state)
+{
+	void *p, *q;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_alloc faulty_abort_free"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), -EFAULT);
+	assert_non_null(strstr(err, "faulted in faulty_abort_free: signal 6 (Aborted)"));
+	assert_non_null(strstr(err, "its 1 live blocks (4096 bytes) are lost"));
+	assert_true(sw_is_caching(sw));
+	/* Its other block is given back without calling it again. */
+	assert_int_equal(sw_free(sw, q, err, sizeof(err)), 0);
+	assert_int_equal(sw_empty_cache(sw, -1), 0);
+}
+
 static void unaligned_plugin_pointer_is_given_back(void **state)
 {
 	void *p = (void *)1;
@@ -477,6 +535,8 @@ int main(void)
 		T(overlapping_plugin_pointer_is_refused_without_losing_memory),
 		T(plugin_pointer_into_the_caching_allocators_memory_is_refused),
 		T(plugin_pointer_into_another_plugins_block_is_refused),
+		T(a_plugin_crashing_in_alloc_is_retired_and_others_keep_their_bytes),
+		T(a_plugin_aborting_in_free_is_retired),
 		T(unaligned_plugin_pointer_is_given_back),
 		T(empty_cache_runs_the_arena_reset_hook),
 		T(memory_fraction_goes_to_the_current_allocator),
