@@ -32,7 +32,7 @@ static int setup(void **state)
 	assert_int_equal(npusim_init(&sim), 0);
 	npa_conf_default(&opt.conf, opt.flavor);
 	assert_int_equal(npa_create(&opt, &fx.alloc), 0);
-	assert_int_equal(ts_new(fx.alloc, 0, &fx.ts), 0);
+	assert_int_equal(ts_new(fx.alloc, 0, NULL, &fx.ts), 0);
 	*state = &fx;
 	return 0;
 }
@@ -90,9 +90,9 @@ static void bytes_written_come_back_after_growing_and_shrinking(void **state)
 	assert_int_equal(ts_write(fx->ts, "t", in, sizeof(in), 0, NULL, 0), 1000);
 	assert_int_equal(ts_resize(fx->ts, "t", 3 * MiB, NULL, 0), 0);
 	assert_int_equal(ts_resize(fx->ts, "t", 600, NULL, 0), 0);
-	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 0), 600);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 0, NULL, 0), 600);
 	assert_memory_equal(in, out, 600);
-	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 600), 0);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 600, NULL, 0), 0);
 }
 
 static void write_past_the_end_grows_the_tensor(void **state)
@@ -105,7 +105,7 @@ static void write_past_the_end_grows_the_tensor(void **state)
 	assert_int_equal(ts_write(fx->ts, "t", "abc", 3, 10, NULL, 0), 3);
 	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
 	assert_int_equal(size, 13);
-	assert_int_equal(ts_read(fx->ts, "t", out, 3, 10), 3);
+	assert_int_equal(ts_read(fx->ts, "t", out, 3, 10, NULL, 0), 3);
 	assert_memory_equal(out, "abc", 3);
 }
 
@@ -123,7 +123,7 @@ static void oom_keeps_the_old_block_and_its_bytes(void **state)
 	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
 	assert_int_equal(size, 4);
 	assert_int_equal(allocated(fx), before);
-	assert_int_equal(ts_read(fx->ts, "t", out, 4, 0), 4);
+	assert_int_equal(ts_read(fx->ts, "t", out, 4, 0, NULL, 0), 4);
 	assert_memory_equal(out, "keep", 4);
 }
 
