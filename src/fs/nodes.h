@@ -85,7 +85,9 @@ extern const struct node_index pool_index;
 extern const struct node_index tensor_index;
 extern const struct node_index allocator_index;
 
-/* tensor_files.c: tensors/deviceN/NAME and tensors/deviceN/streamS/NAME. */
+/* tensor_files.c: tensors/deviceN/NAME and tensors/deviceN/streamS/NAME;
+ * a stream's folder is listed once the stream is made. */
+bool stream_made(struct nmfs *d, const struct target *t);
 extern const struct data_ops tensor_data;
 
 #endif /* NPUMEMFS_NODES_H */

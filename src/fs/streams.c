@@ -92,6 +92,22 @@ static int check_index(const struct fs_streams *s, int device, int index, char *
 	return 0;
 }
 
+/* A stream and its store are made together: a folder is listed once its
+ * stream exists, whoever named it first. */
+static int make_store_locked(struct fs_streams *s, int device, int index, char *err,
+			     size_t errlen)
+{
+	int rc = make_locked(s, device, index, err, errlen);
+
+	if (rc || s->tensors[device][index])
+		return rc;
+	rc = ts_new_switch(s->sw, device, s->stream[device][index],
+			   &s->tensors[device][index]);
+	if (rc)
+		snprintf(err, errlen, "no memory for the tensors of stream %d", index);
+	return rc;
+}
+
 int streams_get(struct fs_streams *s, int device, int index, aclrtStream *out,
 		char *err, size_t errlen)
 {
@@ -100,46 +116,22 @@ int streams_get(struct fs_streams *s, int device, int index, aclrtStream *out,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&s->lock);
-	rc = make_locked(s, device, index, err, errlen);
+	rc = make_store_locked(s, device, index, err, errlen);
 	*out = s->stream[device][index];
 	pthread_mutex_unlock(&s->lock);
 	return rc;
-}
-
-static int make_store_locked(struct fs_streams *s, int device, int index)
-{
-	char err[128];
-	int rc = make_locked(s, device, index, err, sizeof(err));
-
-	if (rc || s->tensors[device][index])
-		return rc;
-	return ts_new_switch(s->sw, device, s->stream[device][index],
-			     &s->tensors[device][index]);
 }
 
 struct tensor_store *streams_store(struct fs_streams *s, int device, int index,
 				   bool make)
 {
 	struct tensor_store *ts;
+	char err[128];
 
 	pthread_mutex_lock(&s->lock);
 	if (make)
-		make_store_locked(s, device, index);
+		make_store_locked(s, device, index, err, sizeof(err));
 	ts = s->tensors[device][index];
 	pthread_mutex_unlock(&s->lock);
 	return ts;
-}
-
-int streams_index_of(struct fs_streams *s, int device, aclrtStream stream)
-{
-	int found = -1;
-
-	if (!stream)
-		return 0;
-	pthread_mutex_lock(&s->lock);
-	for (int i = 1; i <= TREE_STREAMS && found < 0; i++)
-		if (s->stream[device][i] == stream)
-			found = i;
-	pthread_mutex_unlock(&s->lock);
-	return found;
 }

@@ -3,9 +3,10 @@
  * store on each (tensors/deviceN/ on the default stream,
  * tensors/deviceN/streamS/ on the S-th stream).
  *
- * Stream S of a device is made with aclrtCreateStream the first time it is
- * named (a tensor created in its folder, ctl/graph or ctl/mempool), as a
- * fresh process takes streams from its pool, and destroyed at shutdown.
+ * Stream S of a device is made with aclrtCreateStream, with its store, the
+ * first time it is named (a tensor created in its folder, ctl/graph or
+ * ctl/mempool), as a fresh process takes streams from its pool, and
+ * destroyed at shutdown.
  * Thread-safe.
  */
 #ifndef NPUMEMFS_STREAMS_H
@@ -38,9 +39,9 @@ int streams_init(struct fs_streams *s, struct sw *sw, int device_count);
 void streams_fini(struct fs_streams *s, struct dlog *log);
 
 /*
- * Stream `index` (0 default, 1..TREE_STREAMS) of `device`, made if it is
- * not yet. 0, -EINVAL for an index out of range (reason in err) or -EIO
- * when the runtime refuses (reason in err).
+ * Stream `index` (0 default, 1..TREE_STREAMS) of `device`, made with its
+ * store if it is not yet. 0, -ENODEV or -EINVAL for a device or index out
+ * of range, -EIO when the runtime refuses, -ENOMEM (reason in err).
  */
 int streams_get(struct fs_streams *s, int device, int index, aclrtStream *out,
 		char *err, size_t errlen);
@@ -48,7 +49,5 @@ int streams_get(struct fs_streams *s, int device, int index, aclrtStream *out,
  * unless `make` (then NULL only when it cannot be made). */
 struct tensor_store *streams_store(struct fs_streams *s, int device, int index,
 				   bool make);
-/* Which index `stream` is on `device`, or -1. */
-int streams_index_of(struct fs_streams *s, int device, aclrtStream stream);
 
 #endif /* NPUMEMFS_STREAMS_H */

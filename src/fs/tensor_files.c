@@ -16,6 +16,11 @@ static struct tensor_store *store_of(struct nmfs *d, const struct target *t)
 	return streams_store(&d->streams, t->device, t->stream, false);
 }
 
+bool stream_made(struct nmfs *d, const struct target *t)
+{
+	return store_of(d, t) != NULL;
+}
+
 /* An allocator's refusal (a plug-in's too) and a copy the runtime refused
  * explain themselves in err. */
 static void log_refusal(struct nmfs *d, const struct target *t, const char *err)

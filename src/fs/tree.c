@@ -78,7 +78,8 @@ static const struct node nodes[] = {
 	  .usage = "a number f with 0 < f <= 1" },
 	DIR_("/tensors"),
 	DIR_("/tensors/device{N}"),
-	DIR_("/tensors/device{N}/stream{S}"),
+	{ .path = "/tensors/device{N}/stream{S}", .kind = NODE_DIR, .mode = 0755,
+	  .listed = stream_made },
 	{ .path = "/tensors/device{N}/stream{S}/{NAME}", .kind = NODE_DATA, .mode = 0600,
 	  .index = &tensor_index, .data = &tensor_data,
 	  .help = "the same on stream S (1..8): writes during its graph capture are captured" },
@@ -252,9 +253,11 @@ static int emit_named(void *arg, const char *name)
 	return emit(l);
 }
 
-/* Each name the row's index lists, or the row's one name. */
+/* Each name the row's index lists, or the row's one name if listed. */
 static int list_names(struct listing *l)
 {
+	if (l->t.node->listed && !l->t.node->listed(l->d, &l->t))
+		return 0;
 	if (!l->t.node->index)
 		return emit(l);
 	return l->t.node->index->list(l->d, &l->t, emit_named, l);

@@ -87,6 +87,9 @@ struct node {
 	show_fn show;
 	store_fn store;
 	const struct data_ops *data;
+	/* Rows that are always there but listed only once in use (a stream's
+	 * folder, once the stream is made); NULL: always listed. */
+	bool (*listed)(struct nmfs *d, const struct target *t);
 	const char *help;  /* one line for README */
 	const char *usage; /* write syntax, for ctl files */
 };
