@@ -282,7 +282,7 @@ static void show_one(struct nmfs *d, const struct fs_mempool *m, struct sbuf *ou
 	pool_find(d, m->device, m->id, &info);
 	if (m->routing >= 0)
 		snprintf(routing, sizeof(routing), "stream%d", m->routing);
-	sbuf_printf(out, "%-16s %6d %-8s %9d %-8s\n", m->name, m->device, pool,
+	sbuf_printf(out, "%-16s %6d %-8s %9d %s\n", m->name, m->device, pool,
 		    info.use_count, routing);
 }
 
@@ -291,7 +291,7 @@ int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out)
 	struct fs_mempools *mp = d->mempools;
 	struct fs_mempool *m, *tmp;
 
-	sbuf_printf(out, "%-16s %6s %-8s %9s %-8s\n", "mempool", "device", "pool",
+	sbuf_printf(out, "%-16s %6s %-8s %9s %s\n", "mempool", "device", "pool",
 		    "use_count", "routing");
 	pthread_mutex_lock(&mp->lock);
 	HASH_ITER(hh, mp->by_name, m, tmp)
