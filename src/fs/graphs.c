@@ -49,7 +49,6 @@ struct fs_graphs {
 
 enum graph_option { OPT_STREAM = 1, OPT_POOL = 2, OPT_MODE = 4, OPT_DEVICE = 8 };
 
-struct graph_cmd;
 struct graph_job;
 typedef int (*graph_run_fn)(struct graph_job *j, struct fs_graph *e);
 
@@ -288,8 +287,8 @@ static int run_job(void *arg)
 
 	pthread_mutex_lock(&j->gs->lock);
 	struct fs_graph *e = find_graph(j->gs, j->cmd.name);
-	int rc = e || j->cmd.verb->run == run_create ? j->cmd.verb->run(j, e)
-						     : no_graph(j, j->cmd.name);
+	int rc = (e || j->cmd.verb->run == run_create) ? j->cmd.verb->run(j, e)
+						       : no_graph(j, j->cmd.name);
 	pthread_mutex_unlock(&j->gs->lock);
 	return rc;
 }
