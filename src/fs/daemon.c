@@ -10,6 +10,8 @@
 #include <acl/acl_rt.h>
 
 #include "daemon.h"
+#include "graphs.h"
+#include "mempools.h"
 
 static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
 		       size_t errlen)
@@ -57,32 +59,6 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		snprintf(err, errlen, "cannot create the allocator switch: %s",
 			 strerror(-rc));
 	return rc;
-}
-
-static int start_tensors(struct nmfs *d)
-{
-	for (int i = 0; i < d->device_count; i++) {
-		int rc = ts_new_switch(d->sw, i, &d->tensors[i]);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static void free_tensors(struct nmfs *d)
-{
-	for (int i = 0; i < d->device_count; i++) {
-		uint64_t bytes = 0;
-		if (!d->tensors[i])
-			continue;
-		size_t n = ts_release_all(d->tensors[i], &bytes);
-		if (n)
-			dlog_printf(&d->log,
-				    "shutdown: freed %zu tensor%s (%llu bytes) on device%d",
-				    n, n == 1 ? "" : "s", (unsigned long long)bytes, i);
-		ts_free(d->tensors[i]);
-		d->tensors[i] = NULL;
-	}
 }
 
 /* Device 0's size, as the runtime reports it, for the start-up line. */
@@ -137,9 +113,13 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	rc = start_switch(d, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
 	if (rc)
 		goto out_alloc;
-	rc = start_tensors(d);
+	rc = streams_init(&d->streams, d->sw, d->device_count);
+	if (rc == 0)
+		rc = mempools_new(&d->mempools);
+	if (rc == 0)
+		rc = graphs_new(&d->graphs);
 	if (rc) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
 	}
 	struct wl_target replay_target = wl_target_switch(d->sw);
@@ -150,7 +130,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	return 0;
 
 out_switch:
-	free_tensors(d);
+	mempools_free(d->mempools, d->alloc);
+	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
 out_alloc:
 	npa_destroy(d->alloc, NULL);
@@ -190,7 +171,11 @@ int daemon_fini(struct nmfs *d)
 	uint64_t leaked_bytes = 0;
 
 	rw_stop(&d->replay);
-	free_tensors(d);
+	/* Graphs first: a capture must end before its stream can go, and a
+	 * model before the host bytes its copies read. */
+	graphs_free(d->graphs);
+	mempools_free(d->mempools, d->alloc);
+	streams_fini(&d->streams, &d->log);
 	/* Tensors are gone, so every plug-in is unloaded here. */
 	sw_destroy(d->sw);
 	d->sw = NULL;

@@ -19,12 +19,15 @@
 
 #include "daemon_log.h"
 #include "replay_worker.h"
+#include "streams.h"
 #include "trace_pipe.h"
 #include "tree.h"
 
 #define NMFS_ERRLEN 1024
 
 struct fh;
+struct fs_graphs;
+struct fs_mempools;
 LIST_HEAD(fh_list, fh);
 
 /* What the program that mounts asks of the daemon (it has read the ini). */
@@ -47,7 +50,9 @@ struct nmfs {
 	struct sw *sw;           /* what tensors, replays and views use: npa or a plug-in */
 	const struct npa_flavor *flavor;
 	int device_count;
-	struct tensor_store *tensors[NPA_MAX_DEVICES];
+	struct fs_streams streams; /* each device's streams and their tensors */
+	struct fs_graphs *graphs;  /* ctl/graph: NPUGraphs by name */
+	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
 	struct replay_worker replay;
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;

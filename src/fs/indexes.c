@@ -26,15 +26,17 @@ static int list_tensors(struct nmfs *d, const struct target *t, name_visit_fn fn
 			void *arg)
 {
 	struct name_walk w = { fn, arg };
+	struct tensor_store *ts = streams_store(&d->streams, t->device, t->stream, false);
 
-	return ts_foreach(d->tensors[t->device], visit_tensor, &w);
+	return ts ? ts_foreach(ts, visit_tensor, &w) : 0;
 }
 
 static int lookup_tensor(struct nmfs *d, struct target *t)
 {
+	struct tensor_store *ts = streams_store(&d->streams, t->device, t->stream, false);
 	uint64_t size;
 
-	return ts_size(d->tensors[t->device], t->name, &size);
+	return ts ? ts_size(ts, t->name, &size) : -ENOENT;
 }
 
 const struct node_index tensor_index = {

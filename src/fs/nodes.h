@@ -63,11 +63,31 @@ int store_empty_virt_addr_cache(struct nmfs *d, const struct target *t,
 				const char *value, uid_t caller, char *err,
 				size_t errlen);
 
-/* indexes.c: the {NAME}s of tensors/deviceN/ and allocators/. */
+/* graphs.c: ctl/graph. */
+int show_graph(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_graph(struct nmfs *d, const struct target *t, const char *value,
+		uid_t caller, char *err, size_t errlen);
+
+/* mempools.c: ctl/mempool. */
+int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_mempool(struct nmfs *d, const struct target *t, const char *value,
+		  uid_t caller, char *err, size_t errlen);
+
+/* pool_files.c: pools/deviceN[.json], snapshot/deviceN.pools/NAME.json
+ * (NAME a pool id "F_S", pool_index), and the pool gauges of the metrics. */
+int show_pools(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_pools_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_pool_snapshot(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_pool_metrics(struct nmfs *d, struct sbuf *out);
+extern const struct node_index pool_index;
+
+/* indexes.c: the {NAME}s of tensors/deviceN/[streamS/] and allocators/. */
 extern const struct node_index tensor_index;
 extern const struct node_index allocator_index;
 
-/* tensor_files.c: tensors/deviceN/NAME. */
+/* tensor_files.c: tensors/deviceN/NAME and tensors/deviceN/streamS/NAME;
+ * a stream's folder is listed once the stream is made. */
+bool stream_made(struct nmfs *d, const struct target *t);
 extern const struct data_ops tensor_data;
 
 #endif /* NPUMEMFS_NODES_H */

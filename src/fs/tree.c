@@ -17,7 +17,8 @@
 #define RO(p, fn, h) { .path = p, .kind = NODE_TEXT, .mode = 0444, .show = fn, .help = h }
 #define CTL(p, fn, h, u) { .path = p, .kind = NODE_TEXT, .mode = 0600, .show = show_usage, .store = fn, .help = h, .usage = u }
 
-/* Folders come before what they hold. */
+/* Folders come before what they hold; a row matches before the rows
+ * below it (so stream1..stream8 are folders, never tensor names). */
 static const struct node nodes[] = {
 	DIR_("/"),
 	{ .path = "/README", .kind = NODE_TEXT, .mode = 0444, .constant = true,
@@ -41,6 +42,14 @@ static const struct node nodes[] = {
 	   "memory_snapshot(): segments of device N with their blocks, JSON"),
 	RO("/snapshot/device{N}.pickle", show_snapshot_pickle,
 	   "_snapshot() with device_traces, the pickle memory_viz reads (_dump_snapshot)"),
+	DIR_("/snapshot/device{N}.pools"),
+	{ .path = "/snapshot/device{N}.pools/{NAME}.json", .kind = NODE_TEXT, .mode = 0444,
+	  .index = &pool_index, .show = show_pool_snapshot,
+	  .help = "memory_snapshot(mempool_id): the segments of one private pool, NAME its id F_S" },
+	DIR_("/pools"),
+	RO("/pools/device{N}", show_pools,
+	   "private pools of device N: id, use_count, freeable, device mallocs, segments, bytes, flags"),
+	RO("/pools/device{N}.json", show_pools_json, "the same as JSON"),
 	DIR_("/trace"),
 	{ .path = "/trace/device{N}", .kind = NODE_PIPE, .mode = 0444,
 	  .help = "memory history of device N as JSON lines; a read waits for new ones (trace_pipe)" },
@@ -69,6 +78,11 @@ static const struct node nodes[] = {
 	  .usage = "a number f with 0 < f <= 1" },
 	DIR_("/tensors"),
 	DIR_("/tensors/device{N}"),
+	{ .path = "/tensors/device{N}/stream{S}", .kind = NODE_DIR, .mode = 0755,
+	  .listed = stream_made },
+	{ .path = "/tensors/device{N}/stream{S}/{NAME}", .kind = NODE_DATA, .mode = 0600,
+	  .index = &tensor_index, .data = &tensor_data,
+	  .help = "the same on stream S (1..8): writes during its graph capture are captured" },
 	{ .path = "/tensors/device{N}/{NAME}", .kind = NODE_DATA, .mode = 0600,
 	  .index = &tensor_index, .data = &tensor_data,
 	  .help = "an allocation as a file: create, truncate -s SIZE, write, read, rm" },
@@ -97,6 +111,17 @@ static const struct node nodes[] = {
 	  .show = show_allocator, .store = store_allocator,
 	  .help = "the allocator in use and earlier ones still owning blocks",
 	  .usage = "'caching', or 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in)" },
+	{ .path = "/ctl/graph", .kind = NODE_TEXT, .mode = 0600,
+	  .show = show_graph, .store = store_graph,
+	  .help = "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
+	  .usage = "'create G', 'capture_begin G stream=S [pool=G2|pool=handle:H] "
+		   "[mode=global|thread_local|relaxed] [device=D]', 'capture_end G', "
+		   "'replay G [stream=S]', 'reset G' or 'destroy G'" },
+	{ .path = "/ctl/mempool", .kind = NODE_TEXT, .mode = 0600,
+	  .show = show_mempool, .store = store_mempool,
+	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it",
+	  .usage = "'create M [use_on_oom] [no_split] [device=D]', 'begin M stream=S', "
+		   "'end M', 'release M' or 'empty M'" },
 	DIR_("/allocators"),
 	{ .path = "/allocators/{NAME}.device{N}", .kind = NODE_TEXT, .mode = 0444,
 	  .index = &allocator_index, .show = show_allocator_stats,
@@ -123,8 +148,18 @@ static const char *match_device(const char *s, int *device)
 	return s + 2;
 }
 
+/* "1".."8": a stream besides the default one. */
+static const char *match_stream(const char *s, int *stream)
+{
+	if (s[0] < '1' || s[0] > '0' + TREE_STREAMS)
+		return NULL;
+	*stream = s[0] - '0';
+	return s + 1;
+}
+
 /*
- * `s` against pattern `p`: literals alike, {N} a device number, {NAME}
+ * `s` against pattern `p`: literals alike, {N} a device number, {S} a
+ * stream number, {NAME}
  * one or more characters other than '/', longest first (so that
  * "a.device1.device0" is NAME "a.device1" on device 0).
  */
@@ -138,6 +173,10 @@ static bool match(const char *p, const char *s, struct target *t)
 		return *s == '\0';
 	if (strncmp(p, "{N}", 3) == 0) {
 		s = match_device(s, &t->device);
+		return s && match(p + 3, s, t);
+	}
+	if (strncmp(p, "{S}", 3) == 0) {
+		s = match_stream(s, &t->stream);
 		return s && match(p + 3, s, t);
 	}
 	if (strncmp(p, "{NAME}", 6) != 0)
@@ -214,20 +253,45 @@ static int emit_named(void *arg, const char *name)
 	return emit(l);
 }
 
+/* Each name the row's index lists, or the row's one name if listed. */
+static int list_names(struct listing *l)
+{
+	if (l->t.node->listed && !l->t.node->listed(l->d, &l->t))
+		return 0;
+	if (!l->t.node->index)
+		return emit(l);
+	return l->t.node->index->list(l->d, &l->t, emit_named, l);
+}
+
+/* A row's files for one device: a stream number fixed by the folder, or
+ * each stream's when the row's last part has {S}. */
+static int list_streams(struct listing *l, const struct target *dir, bool per_stream)
+{
+	int rc = 0;
+
+	if (!per_stream) {
+		l->t.stream = dir->stream;
+		return list_names(l);
+	}
+	for (int s = 1; s <= TREE_STREAMS && !rc; s++) {
+		l->t.stream = s;
+		rc = list_names(l);
+	}
+	return rc;
+}
+
 /* A row's files in one folder: a device number fixed by the folder or
- * each device's, then each name its index lists. */
+ * each device's, then each stream's, then each name its index lists. */
 static int list_row(struct listing *l, const struct target *dir)
 {
 	const char *last = strrchr(l->t.node->path, '/');
 	bool per_device = strstr(last, "{N}") != NULL;
+	bool per_stream = strstr(last, "{S}") != NULL;
 	int rc = 0;
 
 	for (int dev = 0; dev < l->d->device_count && !rc; dev++) {
 		l->t.device = per_device ? dev : dir->device;
-		if (!l->t.node->index)
-			rc = emit(l);
-		else
-			rc = l->t.node->index->list(l->d, &l->t, emit_named, l);
+		rc = list_streams(l, dir, per_stream);
 		if (!per_device)
 			break;
 	}
@@ -250,18 +314,24 @@ int tree_list(struct nmfs *d, const struct target *dir, name_visit_fn fn,
 	return rc;
 }
 
-/* Copy `p` into buf with {N} and {NAME} replaced by `n` and `name`. */
-static void fill_in(const char *p, const char *n, const char *name, char *buf,
-		    size_t len)
+/* What each index of a path is written as. */
+struct fill {
+	const char *n, *s, *name;
+};
+
+/* Copy `p` into buf with {N}, {S} and {NAME} replaced. */
+static void fill_in(const char *p, const struct fill *f, char *buf, size_t len)
 {
 	size_t o = 0;
 
 	while (*p && o + 1 < len) {
 		const char *with = NULL;
 		if (strncmp(p, "{N}", 3) == 0)
-			with = n, p += 3;
+			with = f->n, p += 3;
+		else if (strncmp(p, "{S}", 3) == 0)
+			with = f->s, p += 3;
 		else if (strncmp(p, "{NAME}", 6) == 0)
-			with = name, p += 6;
+			with = f->name, p += 6;
 		if (!with) {
 			buf[o++] = *p++;
 			continue;
@@ -275,10 +345,11 @@ static void fill_in(const char *p, const char *n, const char *name, char *buf,
 
 void tree_path(const struct target *t, char *buf, size_t len)
 {
-	char n[16];
+	char n[16], s[16];
 
 	snprintf(n, sizeof(n), "%d", t->device);
-	fill_in(t->node->path, n, t->name, buf, len);
+	snprintf(s, sizeof(s), "%d", t->stream);
+	fill_in(t->node->path, &(struct fill){ n, s, t->name }, buf, len);
 }
 
 int tree_format_readme(struct sbuf *out)
@@ -289,7 +360,7 @@ int tree_format_readme(struct sbuf *out)
 
 		if (!n->help)
 			continue;
-		fill_in(n->path + 1, "N", "NAME", name, sizeof(name));
+		fill_in(n->path + 1, &(struct fill){ "N", "S", "NAME" }, name, sizeof(name));
 		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)n->mode, n->help);
 		if (n->usage)
 			sbuf_printf(out, "%-36s       write: %s\n", "", n->usage);

@@ -2,8 +2,10 @@
  * tree.h - the mount tree: one table of rows, every file and folder a row.
  *
  * A row's path may hold indexes, the parts that vary: {N} is a device
- * number, {NAME} a name its row's index lists and looks up (a tensor, an
- * allocator), as jemalloc's ctl tree has indexed nodes (arena.<i>). So
+ * number, {S} a stream number 1..TREE_STREAMS (the S-th stream the daemon
+ * takes on that device), {NAME} a name its row's index lists and looks up
+ * (a tensor, an allocator, a pool), as jemalloc's ctl tree has indexed
+ * nodes (arena.<i>). So
  * "/stats/device{N}" is one row for every device and
  * "/tensors/device{N}/{NAME}" one row for every tensor. A path is matched
  * against the rows to a target: the row and the values of its indexes.
@@ -25,11 +27,13 @@ struct node;
 
 #define TREE_NAME_MAX 255 /* a {NAME}, as a file name may be */
 #define TREE_ERRLEN 1024  /* an alloc_conf refusal lists every valid key */
+#define TREE_STREAMS 8    /* {S} is 1..8: streams besides the default one */
 
 /* What a path names: a row, and the values of the indexes in its path. */
 struct target {
 	const struct node *node;
 	int device;                     /* {N}, or -1 where the row has none */
+	int stream;                     /* {S}, or 0 (the default stream) */
 	char name[TREE_NAME_MAX + 1];   /* {NAME}, or "" */
 	unsigned id;                    /* what the index's lookup found for it */
 };
@@ -66,7 +70,8 @@ typedef int (*name_visit_fn)(void *arg, const char *name);
 
 /* The {NAME} of a row: which names exist, and what one stands for. */
 struct node_index {
-	/* Each name under `t` (its device set when the path has {N}). */
+	/* Each name under `t` (its device and stream set when the path has
+	 * {N} and {S}). */
 	int (*list)(struct nmfs *d, const struct target *t, name_visit_fn fn,
 		    void *arg);
 	/* Whether t->name exists; sets t->id. 0 or -ENOENT. */
@@ -82,6 +87,9 @@ struct node {
 	show_fn show;
 	store_fn store;
 	const struct data_ops *data;
+	/* Rows that are always there but listed only once in use (a stream's
+	 * folder, once the stream is made); NULL: always listed. */
+	bool (*listed)(struct nmfs *d, const struct target *t);
 	const char *help;  /* one line for README */
 	const char *usage; /* write syntax, for ctl files */
 };

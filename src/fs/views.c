@@ -203,5 +203,6 @@ int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out)
 		if (rc)
 			return rc;
 	}
-	return report_prometheus(out, s, d->device_count, d->flavor);
+	int rc = report_prometheus(out, s, d->device_count, d->flavor);
+	return rc ? rc : show_pool_metrics(d, out);
 }

@@ -15,6 +15,7 @@
 
 #include "alloc/alloc_conf.h"
 #include "alloc/flavor.h"
+#include "alloc/mempool.h"
 #include "base/sbuf.h"
 #include "alloc/snapshot.h"
 #include "alloc/stats.h"
@@ -90,5 +91,26 @@ int report_snapshot_pickle(struct sbuf *out, const struct npa_snapshot *snap,
  */
 int report_allocators(struct sbuf *out, const struct sw_info *all, size_t n,
 		      uint64_t refused_frees);
+
+/* A pool's id as a file or label name: "FIRST_SECOND", e.g. "1_0". */
+int report_pool_name(char *buf, size_t len, struct npa_pool_id id);
+/*
+ * pools/deviceN: a header naming the columns, then one line per private
+ * pool (npa_pool_list order): pool, use_count, freeable, device_mallocs,
+ * segments, reserved_bytes, allocated_bytes, active_bytes, use_on_oom,
+ * no_split, routing (yes/no), right-aligned under their names.
+ */
+int report_pools_text(struct sbuf *out, const struct npa_pool_info *pools, size_t n);
+/* The same as a JSON list, one object a pool with those keys and "id"
+ * ([first, second]); flags are booleans. */
+int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_t n);
+/*
+ * Per-pool gauges of every device (pools[d][0..npools[d]-1]), e.g.
+ *   npumemfs_pool_reserved_bytes{device="0",pool="1_0"} 2097152
+ * families pool_reserved_bytes, pool_allocated_bytes, pool_active_bytes,
+ * pool_segments, pool_use_count; each family's HELP and TYPE even with no pool.
+ */
+int report_prometheus_pools(struct sbuf *out, const struct npa_pool_info *const *pools,
+			    const size_t *npools, int device_count);
 
 #endif /* NPUMEMFS_REPORT_H */

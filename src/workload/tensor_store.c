@@ -2,11 +2,13 @@
  * tensor_store.c - named allocations on one device.
  *
  * A uthash table of name -> (block, size) behind one mutex. Every byte
- * goes through aclrtMemcpy, so what a test reads back really came out of
- * simulated device memory.
+ * goes through aclrtMemcpy (aclrtMemcpyAsync while the stream captures),
+ * so what a test reads back really came out of simulated device memory.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,15 +24,23 @@ struct tensor {
 	UT_hash_handle hh;
 };
 
+/* Host bytes of a captured copy: each replay of the graph reads them. */
+struct staged {
+	struct staged *next;
+	char bytes[];
+};
+
 struct tensor_store {
 	struct npa *a;          /* one of these two */
 	struct sw *sw;
 	int device;
+	aclrtStream stream;     /* NULL: the default stream */
 	pthread_mutex_t lock;
 	struct tensor *table;
+	struct staged *staged;  /* freed with the store, never earlier */
 };
 
-int ts_new(struct npa *a, int device, struct tensor_store **out)
+int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out)
 {
 	struct tensor_store *ts = calloc(1, sizeof(*ts));
 
@@ -38,14 +48,16 @@ int ts_new(struct npa *a, int device, struct tensor_store **out)
 		return -ENOMEM;
 	ts->a = a;
 	ts->device = device;
+	ts->stream = stream;
 	pthread_mutex_init(&ts->lock, NULL);
 	*out = ts;
 	return 0;
 }
 
-int ts_new_switch(struct sw *sw, int device, struct tensor_store **out)
+int ts_new_switch(struct sw *sw, int device, aclrtStream stream,
+		  struct tensor_store **out)
 {
-	int rc = ts_new(NULL, device, out);
+	int rc = ts_new(NULL, device, stream, out);
 
 	if (rc == 0)
 		(*out)->sw = sw;
@@ -56,8 +68,8 @@ static int block_alloc(struct tensor_store *ts, size_t size, void **ptr,
 		       char *err, size_t errlen)
 {
 	if (ts->sw)
-		return sw_malloc(ts->sw, ts->device, size, NULL, ptr, err, errlen);
-	return npa_malloc(ts->a, ts->device, size, NULL, ptr, err, errlen);
+		return sw_malloc(ts->sw, ts->device, size, ts->stream, ptr, err, errlen);
+	return npa_malloc(ts->a, ts->device, size, ts->stream, ptr, err, errlen);
 }
 
 static void block_free(struct tensor_store *ts, void *ptr)
@@ -73,6 +85,11 @@ void ts_free(struct tensor_store *ts)
 	if (!ts)
 		return;
 	ts_release_all(ts, NULL);
+	while (ts->staged) {
+		struct staged *next = ts->staged->next;
+		free(ts->staged);
+		ts->staged = next;
+	}
 	pthread_mutex_destroy(&ts->lock);
 	free(ts);
 }
@@ -85,16 +102,74 @@ static struct tensor *find(struct tensor_store *ts, const char *name)
 	return t;
 }
 
-/* Copies run on the caller's thread, whose current device may differ. */
-static int copy(struct tensor_store *ts, void *dst, const void *src, size_t n,
-		aclrtMemcpyKind kind)
+/* A default stream never captures. */
+static bool capturing(const struct tensor_store *ts)
 {
+	aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+
+	return ts->stream &&
+	       aclmdlRICaptureGetInfo(ts->stream, &status, NULL) == ACL_SUCCESS &&
+	       status != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+}
+
+static int copy_failed(aclError e, const char *call, char *err, size_t errlen)
+{
+	bool refused = e == ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+
+	if (err && errlen)
+		snprintf(err, errlen, "%s %s (error %d)", call,
+			 refused ? "refused while a graph captures on this device"
+				 : "failed",
+			 (int)e);
+	return refused ? -EBUSY : -EIO;
+}
+
+/*
+ * A copy a capture records reads `src` again at every replay: host bytes
+ * are kept in a staging buffer of the store's.
+ */
+static int stage(struct tensor_store *ts, const void **src, size_t n,
+		 aclrtMemcpyKind kind)
+{
+	if (kind != ACL_MEMCPY_HOST_TO_DEVICE)
+		return 0;
+	struct staged *s = malloc(sizeof(*s) + n);
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->bytes, *src, n);
+	s->next = ts->staged;
+	ts->staged = s;
+	*src = s->bytes;
+	return 0;
+}
+
+static int copy_captured(struct tensor_store *ts, void *dst, const void *src,
+			 size_t n, aclrtMemcpyKind kind, char *err, size_t errlen)
+{
+	int rc = stage(ts, &src, n, kind);
+
+	if (rc)
+		return rc;
+	aclError e = aclrtMemcpyAsync(dst, n, src, n, kind, ts->stream);
+	return e == ACL_SUCCESS ? 0 : copy_failed(e, "aclrtMemcpyAsync", err, errlen);
+}
+
+/* Copies run on the caller's thread, whose current device may differ.
+ * Reads copy at once even on a capturing stream (x.cpu() in a capture),
+ * so the capture's mode decides whether they are allowed. */
+static int copy(struct tensor_store *ts, void *dst, const void *src, size_t n,
+		aclrtMemcpyKind kind, char *err, size_t errlen)
+{
+	aclError e;
+
 	if (n == 0)
 		return 0;
-	if (aclrtSetDevice(ts->device) != ACL_SUCCESS ||
-	    aclrtMemcpy(dst, n, src, n, kind) != ACL_SUCCESS)
-		return -EIO;
-	return 0;
+	if ((e = aclrtSetDevice(ts->device)) != ACL_SUCCESS)
+		return copy_failed(e, "aclrtSetDevice", err, errlen);
+	if (kind != ACL_MEMCPY_DEVICE_TO_HOST && capturing(ts))
+		return copy_captured(ts, dst, src, n, kind, err, errlen);
+	e = aclrtMemcpy(dst, n, src, n, kind);
+	return e == ACL_SUCCESS ? 0 : copy_failed(e, "aclrtMemcpy", err, errlen);
 }
 
 int ts_create(struct tensor_store *ts, const char *name)
@@ -156,7 +231,8 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 	if (rc)
 		return rc;
 	uint64_t keep = size < t->size ? size : t->size;
-	rc = copy(ts, ptr, t->ptr, (size_t)keep, ACL_MEMCPY_DEVICE_TO_DEVICE);
+	rc = copy(ts, ptr, t->ptr, (size_t)keep, ACL_MEMCPY_DEVICE_TO_DEVICE, err,
+		  errlen);
 	if (rc) {
 		block_free(ts, ptr);
 		return rc;
@@ -182,7 +258,7 @@ int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
 }
 
 ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
-		size_t len, uint64_t off)
+		size_t len, uint64_t off, char *err, size_t errlen)
 {
 	ssize_t rc = -ENOENT;
 
@@ -193,7 +269,7 @@ ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
 		if (n > len)
 			n = len;
 		rc = n ? copy(ts, buf, (char *)t->ptr + off, n,
-			      ACL_MEMCPY_DEVICE_TO_HOST)
+			      ACL_MEMCPY_DEVICE_TO_HOST, err, errlen)
 		       : 0;
 		if (rc == 0)
 			rc = (ssize_t)n;
@@ -217,7 +293,7 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 			rc = resize_locked(ts, t, off + len, err, errlen);
 		if (rc == 0 && len)
 			rc = copy(ts, (char *)t->ptr + off, buf, len,
-				  ACL_MEMCPY_HOST_TO_DEVICE);
+				  ACL_MEMCPY_HOST_TO_DEVICE, err, errlen);
 		if (rc == 0)
 			rc = (ssize_t)len;
 	}

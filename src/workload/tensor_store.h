@@ -1,8 +1,14 @@
 /*
  * tensor_store.h - named allocations on one device (tensors/deviceN/NAME).
  *
- * Each tensor is one block from the allocator on the device's default
- * stream. Bytes move to and from device memory with aclrtMemcpy. Changing
+ * Each tensor is one block from the allocator on the store's stream (NULL:
+ * the device's default stream). Bytes move to and from device memory with
+ * aclrtMemcpy. While the store's stream captures a graph, bytes written
+ * (and a resize's copy) are instead copies enqueued with aclrtMemcpyAsync
+ * on that stream, so the capture records them and every replay makes them
+ * again; the host bytes they read are kept until the store is freed, as a
+ * replay reads them anew. A copy the runtime refuses during a capture
+ * (error 107030) is -EBUSY with the reason in err. Changing
  * a tensor's size does what a framework resize does: allocate anew, copy
  * min(old, new) bytes, free the old block. Bytes beyond the copied ones are
  * whatever the device memory held (like torch.empty). When the allocator
@@ -17,6 +23,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <acl/acl_rt.h>
+
 #include "alloc/allocator_switch.h"
 #include "alloc/caching_allocator.h"
 
@@ -24,9 +32,10 @@
 
 struct tensor_store;
 
-int ts_new(struct npa *a, int device, struct tensor_store **out);
+int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out);
 /* The same, allocating through the allocator switch (the daemon's way). */
-int ts_new_switch(struct sw *sw, int device, struct tensor_store **out);
+int ts_new_switch(struct sw *sw, int device, aclrtStream stream,
+		  struct tensor_store **out);
 /* Free every tensor, then the store. */
 void ts_free(struct tensor_store *ts);
 
@@ -41,7 +50,7 @@ int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
 	      char *err, size_t errlen);
 /* Copy out up to `len` bytes at `off`; bytes read, 0 at or past the end. */
 ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
-		size_t len, uint64_t off);
+		size_t len, uint64_t off, char *err, size_t errlen);
 /* Copy in `len` bytes at `off`, growing the tensor first if needed. */
 ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 		 size_t len, uint64_t off, char *err, size_t errlen);

@@ -17,13 +17,13 @@ for f in $files; do
 	[ -s "$MNT/$f" ] || [ -n "$(cat "$MNT/$f")" ] || fail "$f is empty"
 done
 
-# README lists one row per file of the node table, deviceN for a device
-# and NAME for a name that comes and goes. Each file is one row's, and each
-# row without NAME is there for both devices: the file count comes from the
-# table, not from this test.
+# README lists one row per file of the node table, deviceN for a device,
+# streamS for a stream and NAME for a name that comes and goes. Each file
+# is one row's, and each row without NAME is there for both devices: the
+# file count comes from the table, not from this test.
 rows=$(grep -E '^[^ ]+ +0[0-7]{3}  ' "$MNT/README" | cut -d' ' -f1)
 [ -n "$rows" ] || fail "README lists no files"
-regexes=$(echo "$rows" | sed 's/\./\\./g; s/NAME/[^\/]+/g; s/deviceN/device[0-9]+/g; s/^/^/; s/$/$/')
+regexes=$(echo "$rows" | sed 's/\./\\./g; s/NAME/[^\/]+/g; s/deviceN/device[0-9]+/g; s/streamS/stream[1-8]/g; s/^/^/; s/$/$/')
 echo "$files" | awk -v res="$regexes" '
 	BEGIN { n = split(res, r, "\n") }
 	{ c = 0; for (i = 1; i <= n; i++) if ($0 ~ r[i]) c++ }

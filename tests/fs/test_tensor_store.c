@@ -32,7 +32,7 @@ static int setup(void **state)
 	assert_int_equal(npusim_init(&sim), 0);
 	npa_conf_default(&opt.conf, opt.flavor);
 	assert_int_equal(npa_create(&opt, &fx.alloc), 0);
-	assert_int_equal(ts_new(fx.alloc, 0, &fx.ts), 0);
+	assert_int_equal(ts_new(fx.alloc, 0, NULL, &fx.ts), 0);
 	*state = &fx;
 	return 0;
 }
@@ -90,9 +90,9 @@ static void bytes_written_come_back_after_growing_and_shrinking(void **state)
 	assert_int_equal(ts_write(fx->ts, "t", in, sizeof(in), 0, NULL, 0), 1000);
 	assert_int_equal(ts_resize(fx->ts, "t", 3 * MiB, NULL, 0), 0);
 	assert_int_equal(ts_resize(fx->ts, "t", 600, NULL, 0), 0);
-	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 0), 600);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 0, NULL, 0), 600);
 	assert_memory_equal(in, out, 600);
-	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 600), 0);
+	assert_int_equal(ts_read(fx->ts, "t", out, sizeof(out), 600, NULL, 0), 0);
 }
 
 static void write_past_the_end_grows_the_tensor(void **state)
@@ -105,7 +105,7 @@ static void write_past_the_end_grows_the_tensor(void **state)
 	assert_int_equal(ts_write(fx->ts, "t", "abc", 3, 10, NULL, 0), 3);
 	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
 	assert_int_equal(size, 13);
-	assert_int_equal(ts_read(fx->ts, "t", out, 3, 10), 3);
+	assert_int_equal(ts_read(fx->ts, "t", out, 3, 10, NULL, 0), 3);
 	assert_memory_equal(out, "abc", 3);
 }
 
@@ -123,7 +123,7 @@ static void oom_keeps_the_old_block_and_its_bytes(void **state)
 	assert_int_equal(ts_size(fx->ts, "t", &size), 0);
 	assert_int_equal(size, 4);
 	assert_int_equal(allocated(fx), before);
-	assert_int_equal(ts_read(fx->ts, "t", out, 4, 0), 4);
+	assert_int_equal(ts_read(fx->ts, "t", out, 4, 0, NULL, 0), 4);
 	assert_memory_equal(out, "keep", 4);
 }
 
@@ -157,6 +157,43 @@ static void release_all_counts_tensors_and_bytes(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/*
+ * On a capturing stream a write is a copy the capture records: it is not
+ * made at once, and every replay makes it again from the bytes written
+ * then; so is a resize's copy into the new block. A read is a synchronous
+ * copy, which a global capture refuses.
+ */
+static void writes_on_a_capturing_stream_are_made_by_each_replay(void **state)
+{
+	struct fixture *fx = *state;
+	struct tensor_store *ts;
+	aclrtStream s;
+	aclmdlRI model;
+	char out[4], big[8], err[NPA_ERRLEN] = "";
+
+	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+	assert_int_equal(ts_new(fx->alloc, 0, s, &ts), 0);
+	assert_int_equal(ts_create(ts, "t"), 0);
+	assert_int_equal(ts_write(ts, "t", "AAAA", 4, 0, NULL, 0), 4);
+	assert_int_equal(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+	assert_int_equal(ts_write(ts, "t", "XXXX", 4, 0, NULL, 0), 4);
+	assert_int_equal(ts_resize(ts, "t", 8, NULL, 0), 0);
+	assert_int_equal(ts_write(ts, "t", "ZZZZ", 4, 4, NULL, 0), 4);
+	assert_int_equal(ts_read(ts, "t", out, 4, 0, err, sizeof(err)), -EBUSY);
+	assert_string_equal(err, "aclrtMemcpy refused while a graph captures on this "
+				 "device (error 107030)");
+	assert_int_equal(aclmdlRICaptureEnd(s, &model), ACL_SUCCESS);
+	for (int replay = 0; replay < 2; replay++) {
+		assert_int_equal(ts_write(ts, "t", "YYYYYYYY", 8, 0, NULL, 0), 8);
+		assert_int_equal(aclmdlRIExecuteAsync(model, s), ACL_SUCCESS);
+		assert_int_equal(ts_read(ts, "t", big, 8, 0, NULL, 0), 8);
+		assert_memory_equal(big, "XXXXZZZZ", 8);
+	}
+	assert_int_equal(aclmdlRIDestroy(model), ACL_SUCCESS);
+	ts_free(ts);
+	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +204,7 @@ int main(void)
 		T(oom_keeps_the_old_block_and_its_bytes),
 		T(unlink_frees_and_forgets),
 		T(release_all_counts_tensors_and_bytes),
+		T(writes_on_a_capturing_stream_are_made_by_each_replay),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,421 @@
+/*
+ * graphs.c - ctl/graph: "VERB G [key=value ...]" writes that create,
+ * capture, replay, reset and destroy NPUGraphs (alloc/graph.h), and the
+ * file's listing of them.
+ *
+ * A write is parsed on the FUSE thread that got it and carried out on the
+ * graph worker, under the registry's lock, so a reader of ctl/graph never
+ * sees a graph half changed. Refusals carry upstream's text from the
+ * allocator.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "alloc/graph.h"
+#include "report/report.h"
+
+#include "ctl_args.h"
+#include "daemon.h"
+#include "graph_worker.h"
+#include "graphs.h"
+#include "nodes.h"
+#include "pools.h"
+
+struct fs_graph {
+	char name[CTL_NAME_MAX + 1];
+	struct npa_graph *g;
+	int stream;            /* S of its last capture_begin, -1 before one */
+	UT_hash_handle hh;
+};
+
+/* torch.npu.graph_pool_handle() kept under a name: only an id, the pool
+ * itself is made by the first capture that names it. */
+struct fs_handle {
+	char name[CTL_NAME_MAX + 1];
+	struct npa_pool_id id;
+	UT_hash_handle hh;
+};
+
+struct fs_graphs {
+	pthread_mutex_t lock;
+	struct graph_worker *worker;
+	struct fs_graph *by_name;   /* uthash iterates in creation order */
+	struct fs_handle *handles;
+};
+
+enum graph_option { OPT_STREAM = 1, OPT_POOL = 2, OPT_MODE = 4, OPT_DEVICE = 8 };
+
+struct graph_job;
+typedef int (*graph_run_fn)(struct graph_job *j, struct fs_graph *e);
+
+struct graph_verb {
+	const char *name;
+	unsigned options;      /* enum graph_option bits it takes */
+	graph_run_fn run;
+};
+
+struct graph_cmd {
+	const struct graph_verb *verb;
+	const char *name;
+	int stream;            /* -1: not given */
+	int device;
+	const char *pool;      /* NULL: the graph's own */
+	aclmdlRICaptureMode mode;
+};
+
+struct graph_job {
+	struct nmfs *d;
+	struct fs_graphs *gs;
+	struct graph_cmd cmd;
+	char *err;
+	size_t errlen;
+};
+
+int graphs_new(struct fs_graphs **out)
+{
+	struct fs_graphs *gs = calloc(1, sizeof(*gs));
+
+	if (!gs)
+		return -ENOMEM;
+	int rc = gw_start(&gs->worker);
+	if (rc) {
+		free(gs);
+		return rc;
+	}
+	pthread_mutex_init(&gs->lock, NULL);
+	*out = gs;
+	return 0;
+}
+
+/* Runs on the worker: a capture under way ends on the thread that began it. */
+static int free_all(void *arg)
+{
+	struct fs_graphs *gs = arg;
+	struct fs_graph *e, *tmp;
+	struct fs_handle *h, *htmp;
+
+	HASH_ITER(hh, gs->by_name, e, tmp) {
+		HASH_DEL(gs->by_name, e);
+		npa_graph_free(e->g);
+		free(e);
+	}
+	HASH_ITER(hh, gs->handles, h, htmp) {
+		HASH_DEL(gs->handles, h);
+		free(h);
+	}
+	return 0;
+}
+
+void graphs_free(struct fs_graphs *gs)
+{
+	if (!gs)
+		return;
+	gw_run(gs->worker, free_all, gs);
+	gw_stop(gs->worker);
+	pthread_mutex_destroy(&gs->lock);
+	free(gs);
+}
+
+static int no_graph(struct graph_job *j, const char *name)
+{
+	snprintf(j->err, j->errlen, "no graph %s (create it first)", name);
+	return -ENOENT;
+}
+
+static struct fs_graph *find_graph(struct fs_graphs *gs, const char *name)
+{
+	struct fs_graph *e;
+
+	HASH_FIND_STR(gs->by_name, name, e);
+	return e;
+}
+
+static int run_create(struct graph_job *j, struct fs_graph *e)
+{
+	if (e) {
+		snprintf(j->err, j->errlen, "graph %s exists", j->cmd.name);
+		return -EEXIST;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	int rc = npa_graph_new(j->d->alloc, &e->g);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	snprintf(e->name, sizeof(e->name), "%s", j->cmd.name);
+	e->stream = -1;
+	HASH_ADD_STR(j->gs->by_name, name, e);
+	return 0;
+}
+
+/* pool=G2: the pool of another graph's successful capture (pool()). */
+static int pool_of_graph(struct graph_job *j, const char *name, struct npa_pool_id *id)
+{
+	struct fs_graph *other = find_graph(j->gs, name);
+	struct npa_graph_info info;
+
+	if (!other)
+		return no_graph(j, name);
+	int rc = npa_graph_pool(other->g, id, j->err, j->errlen);
+	if (rc)
+		return rc;
+	npa_graph_get_info(other->g, &info);
+	if (info.device != j->cmd.device) {
+		snprintf(j->err, j->errlen, "graph %s's pool is on device%d, not device%d",
+			 name, info.device, j->cmd.device);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* pool=handle:H: H's id, or a new graph_pool_handle() kept as H once the
+ * capture has begun (*made). */
+static int pool_of_handle(struct graph_job *j, const char *name, struct npa_pool_id *id,
+			  struct fs_handle **made)
+{
+	struct fs_handle *h;
+
+	if (!ctl_name_ok(name)) {
+		snprintf(j->err, j->errlen, "'%s' is not a handle name", name);
+		return -EINVAL;
+	}
+	HASH_FIND_STR(j->gs->handles, name, h);
+	if (h) {
+		*id = h->id;
+		return 0;
+	}
+	*made = calloc(1, sizeof(**made));
+	if (!*made)
+		return -ENOMEM;
+	snprintf((*made)->name, sizeof((*made)->name), "%s", name);
+	(*made)->id = npa_graph_pool_handle(j->d->alloc, true);
+	*id = (*made)->id;
+	return 0;
+}
+
+static int resolve_pool(struct graph_job *j, struct npa_pool_id *id, struct fs_handle **made)
+{
+	const char *pool = j->cmd.pool;
+
+	*id = (struct npa_pool_id){ 0, 0 };
+	if (!pool)
+		return 0;
+	if (strncmp(pool, "handle:", 7) == 0)
+		return pool_of_handle(j, pool + 7, id, made);
+	return pool_of_graph(j, pool, id);
+}
+
+static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
+{
+	struct fs_handle *made = NULL;
+	struct npa_pool_id pool;
+	aclrtStream s;
+	int rc = pool_need_caching(j->d, "graph capture", j->err, j->errlen);
+
+	if (rc == 0)
+		rc = streams_get(&j->d->streams, j->cmd.device, j->cmd.stream, &s, j->err,
+				 j->errlen);
+	if (rc == 0)
+		rc = resolve_pool(j, &pool, &made);
+	if (rc == 0)
+		rc = npa_graph_capture_begin(e->g, j->cmd.device, s, pool, j->cmd.mode,
+					     j->err, j->errlen);
+	if (rc) {
+		free(made);
+		return rc;
+	}
+	if (made)
+		HASH_ADD_STR(j->gs->handles, name, made);
+	e->stream = j->cmd.stream;
+	return 0;
+}
+
+/* The capture ends on the stream it began on: the graph's own. */
+static int run_capture_end(struct graph_job *j, struct fs_graph *e)
+{
+	struct npa_graph_info info;
+
+	npa_graph_get_info(e->g, &info);
+	return npa_graph_capture_end(e->g, info.stream, j->err, j->errlen);
+}
+
+/* Replays on the default stream unless stream=S is given. */
+static int run_replay(struct graph_job *j, struct fs_graph *e)
+{
+	struct npa_graph_info info;
+	aclrtStream s;
+
+	npa_graph_get_info(e->g, &info);
+	int rc = streams_get(&j->d->streams, info.device, j->cmd.stream < 0 ? 0 : j->cmd.stream,
+			     &s, j->err, j->errlen);
+	return rc ? rc : npa_graph_replay(e->g, s, j->err, j->errlen);
+}
+
+static int run_reset(struct graph_job *j, struct fs_graph *e)
+{
+	(void)j;
+	return npa_graph_reset(e->g);
+}
+
+static int run_destroy(struct graph_job *j, struct fs_graph *e)
+{
+	HASH_DEL(j->gs->by_name, e);
+	npa_graph_free(e->g);
+	free(e);
+	return 0;
+}
+
+static const struct graph_verb verbs[] = {
+	{ "create", 0, run_create },
+	{ "capture_begin", OPT_STREAM | OPT_POOL | OPT_MODE | OPT_DEVICE, run_capture_begin },
+	{ "capture_end", 0, run_capture_end },
+	{ "replay", OPT_STREAM, run_replay },
+	{ "reset", 0, run_reset },
+	{ "destroy", 0, run_destroy },
+};
+
+/* On the worker, under the registry's lock. */
+static int run_job(void *arg)
+{
+	struct graph_job *j = arg;
+
+	pthread_mutex_lock(&j->gs->lock);
+	struct fs_graph *e = find_graph(j->gs, j->cmd.name);
+	int rc = (e || j->cmd.verb->run == run_create) ? j->cmd.verb->run(j, e)
+						       : no_graph(j, j->cmd.name);
+	pthread_mutex_unlock(&j->gs->lock);
+	return rc;
+}
+
+/* Graph.cpp's capture_error_mode check, with its text. */
+static int parse_mode(const char *v, aclmdlRICaptureMode *mode, char *err, size_t errlen)
+{
+	static const char *const names[] = { "global", "thread_local", "relaxed" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*mode = (aclmdlRICaptureMode)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen,
+		 "Unknown capture error mode. Expected `global`, `thread_local`, or "
+		 "`relaxed`, got %s", v);
+	return -EINVAL;
+}
+
+static int parse_option(struct nmfs *d, struct graph_cmd *c, const char *w, char *err,
+			size_t errlen)
+{
+	unsigned allowed = c->verb->options;
+	int rc;
+
+	if ((allowed & OPT_STREAM) &&
+	    (rc = ctl_int_option(w, "stream", TREE_STREAMS, &c->stream, err, errlen)))
+		return rc < 0 ? rc : 0;
+	if ((allowed & OPT_DEVICE) &&
+	    (rc = ctl_int_option(w, "device", d->device_count - 1, &c->device, err, errlen)))
+		return rc < 0 ? rc : 0;
+	if ((allowed & OPT_POOL) && strncmp(w, "pool=", 5) == 0 && w[5]) {
+		c->pool = w + 5;
+		return 0;
+	}
+	if ((allowed & OPT_MODE) && strncmp(w, "mode=", 5) == 0)
+		return parse_mode(w + 5, &c->mode, err, errlen);
+	snprintf(err, errlen, "%s does not take '%s'", c->verb->name, w);
+	return -EINVAL;
+}
+
+static const struct graph_verb *find_verb(const char *name)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, name) == 0)
+			return &verbs[i];
+	return NULL;
+}
+
+static int parse(struct nmfs *d, const char *value, struct ctl_args *a,
+		 struct graph_cmd *c, char *err, size_t errlen)
+{
+	int rc = ctl_split(value, a, err, errlen);
+
+	if (rc)
+		return rc;
+	*c = (struct graph_cmd){ .name = a->word[1], .stream = -1,
+				 .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL };
+	c->verb = find_verb(a->word[0]);
+	if (!c->verb) {
+		snprintf(err, errlen, "'%s' is not create, capture_begin, capture_end, "
+			 "replay, reset or destroy", a->word[0]);
+		return -EINVAL;
+	}
+	for (int i = 2; i < a->n && !rc; i++)
+		rc = parse_option(d, c, a->word[i], err, errlen);
+	if (rc == 0 && c->verb->run == run_capture_begin && c->stream < 0) {
+		snprintf(err, errlen, "capture_begin needs stream=S");
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+int store_graph(struct nmfs *d, const struct target *t, const char *value,
+		uid_t caller, char *err, size_t errlen)
+{
+	struct ctl_args a;
+	struct graph_job j = { .d = d, .gs = d->graphs, .err = err, .errlen = errlen };
+
+	(void)t, (void)caller;
+	int rc = parse(d, value, &a, &j.cmd, err, errlen);
+	if (rc == 0)
+		rc = gw_run(d->graphs->worker, run_job, &j);
+	if (rc == 0)
+		dlog_printf(&d->log, "graph: %s", value);
+	return rc;
+}
+
+/* The pool's segments and bytes, 0 once it is gone. */
+static void show_one(struct nmfs *d, const struct fs_graph *e, struct sbuf *out)
+{
+	struct npa_graph_info info;
+	struct npa_pool_info pool = { 0 };
+	char pool_name[48] = "-", stream[16] = "-";
+
+	npa_graph_get_info(e->g, &info);
+	if (!npa_pool_id_is_default(info.pool)) {
+		report_pool_name(pool_name, sizeof(pool_name), info.pool);
+		pool_find(d, info.device, info.pool, &pool);
+	}
+	if (e->stream >= 0)
+		snprintf(stream, sizeof(stream), "%d", e->stream);
+	sbuf_printf(out, "%-16s %-9s %6d %6s %-8s %10u %7llu %13zu %19llu\n", e->name,
+		    npa_graph_state_name(info.state), info.device, stream, pool_name,
+		    (unsigned)info.capture_id, (unsigned long long)info.replays,
+		    pool.segments, (unsigned long long)pool.reserved_bytes);
+}
+
+int show_graph(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct fs_graphs *gs = d->graphs;
+	struct fs_graph *e, *tmp;
+	struct fs_handle *h, *htmp;
+
+	sbuf_printf(out, "%-16s %-9s %6s %6s %-8s %10s %7s %13s %19s\n", "graph", "state",
+		    "device", "stream", "pool", "capture_id", "replays", "pool_segments",
+		    "pool_reserved_bytes");
+	pthread_mutex_lock(&gs->lock);
+	HASH_ITER(hh, gs->by_name, e, tmp)
+		show_one(d, e, out);
+	HASH_ITER(hh, gs->handles, h, htmp) {
+		char name[48];
+		report_pool_name(name, sizeof(name), h->id);
+		sbuf_printf(out, "handle %s %s\n", h->name, name);
+	}
+	pthread_mutex_unlock(&gs->lock);
+	return show_usage(d, t, out);
+}

@@ -1,0 +1,16 @@
+/*
+ * graphs.h - ctl/graph's state: NPUGraphs by name, the pool handles
+ * (torch.npu.graph_pool_handle()) their captures name, and the one thread
+ * every graph call runs on (graph_worker.h).
+ */
+#ifndef NPUMEMFS_GRAPHS_H
+#define NPUMEMFS_GRAPHS_H
+
+struct fs_graphs;
+
+/* 0, or -errno when the worker thread cannot start. */
+int graphs_new(struct fs_graphs **out);
+/* Destroy every graph (each gives its pool's use back), stop the worker. */
+void graphs_free(struct fs_graphs *gs);
+
+#endif /* NPUMEMFS_GRAPHS_H */

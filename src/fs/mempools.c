@@ -1,0 +1,301 @@
+/*
+ * mempools.c - ctl/mempool: "VERB M [...]" writes that do what
+ * torch.npu.MemPool and use_mem_pool do (torch_npu MemPool.cpp,
+ * memory.py), and the file's listing of the pools so named.
+ *
+ * MemPool(): a (0, uid++) id, createOrIncrefPool, then its flags.
+ * use_mem_pool's enter routes allocations (here: those on one stream) to
+ * the pool; its exit ends the routing and gives back the use the enter
+ * took. The destructor clears use_on_oom, releases the pool and empties
+ * it, so its unused segments go once nothing else holds it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "report/report.h"
+
+#include "ctl_args.h"
+#include "daemon.h"
+#include "mempools.h"
+#include "nodes.h"
+#include "pools.h"
+
+struct fs_mempool {
+	char name[CTL_NAME_MAX + 1];
+	int device;
+	struct npa_pool_id id;
+	int routing;           /* the stream routed to it, -1 none */
+	UT_hash_handle hh;
+};
+
+struct fs_mempools {
+	pthread_mutex_t lock;
+	struct fs_mempool *by_name;
+};
+
+struct mempool_cmd {
+	struct nmfs *d;
+	struct ctl_args a;
+	struct fs_mempool *m;  /* the one named, NULL if none */
+	char *err;
+	size_t errlen;
+};
+
+int mempools_new(struct fs_mempools **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	pthread_mutex_init(&(*out)->lock, NULL);
+	return 0;
+}
+
+/* MemPool's destructor. */
+static void destruct(struct npa *a, struct fs_mempool *m)
+{
+	npa_set_use_on_oom(a, m->device, m->id, false);
+	npa_release_pool(a, m->device, m->id, NULL, 0);
+	npa_empty_cache_pool(a, m->device, m->id);
+}
+
+void mempools_free(struct fs_mempools *mp, struct npa *a)
+{
+	struct fs_mempool *m, *tmp;
+
+	if (!mp)
+		return;
+	HASH_ITER(hh, mp->by_name, m, tmp) {
+		if (m->routing >= 0 &&
+		    npa_end_allocate_to_pool(a, m->device, m->id, NULL, 0) == 0)
+			npa_release_pool(a, m->device, m->id, NULL, 0);
+		destruct(a, m);
+		HASH_DEL(mp->by_name, m);
+		free(m);
+	}
+	pthread_mutex_destroy(&mp->lock);
+	free(mp);
+}
+
+/* "use_on_oom", "no_split", "device=D" after the name. */
+static int parse_create(struct mempool_cmd *c, bool *oom, bool *no_split, int *device)
+{
+	for (int i = 2; i < c->a.n; i++) {
+		const char *w = c->a.word[i];
+		int rc = ctl_int_option(w, "device", c->d->device_count - 1, device, c->err,
+					c->errlen);
+		if (rc < 0)
+			return rc;
+		if (rc)
+			continue;
+		if (strcmp(w, "use_on_oom") == 0)
+			*oom = true;
+		else if (strcmp(w, "no_split") == 0)
+			*no_split = true;
+		else {
+			snprintf(c->err, c->errlen, "create does not take '%s'", w);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int run_create(struct mempool_cmd *c)
+{
+	struct npa *a = c->d->alloc;
+	bool oom = false, no_split = false;
+	int device = 0;
+	int rc = parse_create(c, &oom, &no_split, &device);
+
+	if (rc == 0)
+		rc = pool_need_caching(c->d, "MemPool()", c->err, c->errlen);
+	if (rc)
+		return rc;
+	if (c->m) {
+		snprintf(c->err, c->errlen, "mempool %s exists", c->m->name);
+		return -EEXIST;
+	}
+	struct fs_mempool *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	snprintf(m->name, sizeof(m->name), "%s", c->a.word[1]);
+	m->device = device;
+	m->routing = -1;
+	m->id = npa_graph_pool_handle(a, true);
+	rc = npa_create_or_incref_pool(a, device, m->id);
+	if (rc == 0 && oom)
+		rc = npa_set_use_on_oom(a, device, m->id, true);
+	if (rc == 0 && no_split)
+		rc = npa_set_no_split(a, device, m->id);
+	if (rc) {
+		destruct(a, m);
+		free(m);
+		return rc;
+	}
+	HASH_ADD_STR(c->d->mempools->by_name, name, m);
+	return 0;
+}
+
+/* Exactly one more word, "stream=S"; 0 is the default stream. */
+static int parse_stream(struct mempool_cmd *c, int *stream)
+{
+	int rc = c->a.n == 3 ? ctl_int_option(c->a.word[2], "stream", TREE_STREAMS, stream,
+					       c->err, c->errlen)
+			     : 0;
+
+	if (rc == 0) {
+		snprintf(c->err, c->errlen, "begin takes stream=S and nothing else");
+		return -EINVAL;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* _npu_beginAllocateCurrentStreamToPool's filter: the stream at the call. */
+static bool same_stream(aclrtStream stream, void *arg)
+{
+	return stream == arg;
+}
+
+/*
+ * beginAllocateToPool takes a use of the pool before it checks for a
+ * routing already under way (upstream's order, kept by the allocator); a
+ * refused write changes nothing, so that use is given back.
+ */
+static int run_begin(struct mempool_cmd *c)
+{
+	struct fs_mempool *m = c->m;
+	struct npa *a = c->d->alloc;
+	aclrtStream s;
+	int stream;
+	int rc = parse_stream(c, &stream);
+
+	if (rc == 0)
+		rc = pool_need_caching(c->d, "use_mem_pool", c->err, c->errlen);
+	if (rc == 0)
+		rc = streams_get(&c->d->streams, m->device, stream, &s, c->err, c->errlen);
+	if (rc)
+		return rc;
+	rc = npa_begin_allocate_to_pool(a, m->device, m->id, same_stream, s, c->err,
+					c->errlen);
+	if (rc == -EBUSY)
+		npa_release_pool(a, m->device, m->id, NULL, 0);
+	if (rc == 0)
+		m->routing = stream;
+	return rc;
+}
+
+static int run_end(struct mempool_cmd *c)
+{
+	struct fs_mempool *m = c->m;
+	int rc = npa_end_allocate_to_pool(c->d->alloc, m->device, m->id, c->err, c->errlen);
+
+	if (rc == 0)
+		rc = npa_release_pool(c->d->alloc, m->device, m->id, c->err, c->errlen);
+	if (rc == 0)
+		m->routing = -1;
+	return rc;
+}
+
+/* The object goes: a routing still under way would outlive its name. */
+static int run_release(struct mempool_cmd *c)
+{
+	struct fs_mempool *m = c->m;
+
+	if (m->routing >= 0) {
+		snprintf(c->err, c->errlen, "mempool %s still routes stream %d: end it first",
+			 m->name, m->routing);
+		return -EBUSY;
+	}
+	destruct(c->d->alloc, m);
+	HASH_DEL(c->d->mempools->by_name, m);
+	free(m);
+	return 0;
+}
+
+static int run_empty(struct mempool_cmd *c)
+{
+	return npa_empty_cache_pool(c->d->alloc, c->m->device, c->m->id);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct mempool_cmd *c);
+} verbs[] = {
+	{ "create", run_create },
+	{ "begin", run_begin },
+	{ "end", run_end },
+	{ "release", run_release },
+	{ "empty", run_empty },
+};
+
+static int dispatch(struct mempool_cmd *c)
+{
+	const char *verb = c->a.word[0];
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strcmp(verbs[i].name, verb) != 0)
+			continue;
+		if (!c->m && verbs[i].run != run_create) {
+			snprintf(c->err, c->errlen, "no mempool %s (create it first)",
+				 c->a.word[1]);
+			return -ENOENT;
+		}
+		if (verbs[i].run != run_create && verbs[i].run != run_begin && c->a.n > 2) {
+			snprintf(c->err, c->errlen, "%s takes only a name", verb);
+			return -EINVAL;
+		}
+		return verbs[i].run(c);
+	}
+	snprintf(c->err, c->errlen, "'%s' is not create, begin, end, release or empty", verb);
+	return -EINVAL;
+}
+
+int store_mempool(struct nmfs *d, const struct target *t, const char *value,
+		  uid_t caller, char *err, size_t errlen)
+{
+	struct mempool_cmd c = { .d = d, .err = err, .errlen = errlen };
+	struct fs_mempools *mp = d->mempools;
+
+	(void)t, (void)caller;
+	int rc = ctl_split(value, &c.a, err, errlen);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&mp->lock);
+	HASH_FIND_STR(mp->by_name, c.a.word[1], c.m);
+	rc = dispatch(&c);
+	pthread_mutex_unlock(&mp->lock);
+	if (rc == 0)
+		dlog_printf(&d->log, "mempool: %s", value);
+	return rc;
+}
+
+static void show_one(struct nmfs *d, const struct fs_mempool *m, struct sbuf *out)
+{
+	struct npa_pool_info info = { 0 };
+	char pool[48], routing[24] = "-";
+
+	report_pool_name(pool, sizeof(pool), m->id);
+	pool_find(d, m->device, m->id, &info);
+	if (m->routing >= 0)
+		snprintf(routing, sizeof(routing), "stream%d", m->routing);
+	sbuf_printf(out, "%-16s %6d %-8s %9d %s\n", m->name, m->device, pool,
+		    info.use_count, routing);
+}
+
+int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct fs_mempools *mp = d->mempools;
+	struct fs_mempool *m, *tmp;
+
+	sbuf_printf(out, "%-16s %6s %-8s %9s %s\n", "mempool", "device", "pool",
+		    "use_count", "routing");
+	pthread_mutex_lock(&mp->lock);
+	HASH_ITER(hh, mp->by_name, m, tmp)
+		show_one(d, m, out);
+	pthread_mutex_unlock(&mp->lock);
+	return show_usage(d, t, out);
+}

@@ -1,0 +1,148 @@
+/*
+ * pool_files.c - pools/deviceN[.json] and snapshot/deviceN.pools/NAME.json:
+ * the built-in allocator's private pools, whichever allocator is current.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+#include "daemon.h"
+#include "nodes.h"
+#include "pools.h"
+
+int pool_find(struct nmfs *d, int device, struct npa_pool_id id,
+	      struct npa_pool_info *out)
+{
+	struct npa_pool_info *all = NULL;
+	size_t n = 0;
+	int rc = npa_pool_list(d->alloc, device, &all, &n);
+
+	if (rc)
+		return rc;
+	rc = -ENOENT;
+	for (size_t i = 0; i < n && rc; i++) {
+		if (npa_pool_id_eq(all[i].id, id)) {
+			*out = all[i];
+			rc = 0;
+		}
+	}
+	free(all);
+	return rc;
+}
+
+bool pool_parse_name(const char *name, struct npa_pool_id *id)
+{
+	char again[64];
+	uint64_t first, second;
+
+	if (sscanf(name, "%" SCNu64 "_%" SCNu64, &first, &second) != 2)
+		return false;
+	*id = (struct npa_pool_id){ first, second };
+	/* Only the spelling report_pool_name makes: no signs, no zeros ahead. */
+	report_pool_name(again, sizeof(again), *id);
+	return strcmp(again, name) == 0;
+}
+
+int pool_need_caching(struct nmfs *d, const char *what, char *err, size_t errlen)
+{
+	if (sw_is_caching(d->sw))
+		return 0;
+	snprintf(err, errlen,
+		 "%s refused: graphs and memory pools are the built-in caching "
+		 "allocator's, and a plug-in allocator is current (echo caching > "
+		 "ctl/allocator first)", what);
+	return -EBUSY;
+}
+
+typedef int (*pools_format_fn)(struct sbuf *out, const struct npa_pool_info *pools,
+			       size_t n);
+
+static int show_list(struct nmfs *d, const struct target *t, struct sbuf *out,
+		     pools_format_fn format)
+{
+	struct npa_pool_info *all = NULL;
+	size_t n = 0;
+	int rc = npa_pool_list(d->alloc, t->device, &all, &n);
+
+	if (rc == 0)
+		rc = format(out, all, n);
+	free(all);
+	return rc;
+}
+
+int show_pools(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_list(d, t, out, report_pools_text);
+}
+
+int show_pools_json(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	return show_list(d, t, out, report_pools_json);
+}
+
+/* memory_snapshot(mempool_id): the segments of one pool. */
+int show_pool_snapshot(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct npa_snapshot snap = { 0 };
+	struct npa_pool_id id;
+
+	if (!pool_parse_name(t->name, &id))
+		return -ENOENT;
+	int rc = npa_snapshot_pool(d->alloc, t->device, id, &snap);
+	if (rc == 0)
+		rc = report_snapshot_json(out, &snap);
+	npa_snapshot_release(&snap);
+	return rc;
+}
+
+static int list_pools(struct nmfs *d, const struct target *t, name_visit_fn fn,
+		      void *arg)
+{
+	struct npa_pool_info *all = NULL;
+	size_t n = 0;
+	int rc = npa_pool_list(d->alloc, t->device, &all, &n);
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		char name[48];
+		report_pool_name(name, sizeof(name), all[i].id);
+		rc = fn(arg, name);
+	}
+	free(all);
+	return rc;
+}
+
+static int lookup_pool(struct nmfs *d, struct target *t)
+{
+	struct npa_pool_info info;
+	struct npa_pool_id id;
+
+	if (!pool_parse_name(t->name, &id))
+		return -ENOENT;
+	return pool_find(d, t->device, id, &info);
+}
+
+const struct node_index pool_index = {
+	.list = list_pools,
+	.lookup = lookup_pool,
+};
+
+/* The pool gauges of every device, after the stats (report_prometheus_pools). */
+int show_pool_metrics(struct nmfs *d, struct sbuf *out)
+{
+	struct npa_pool_info *lists[NPA_MAX_DEVICES] = { 0 };
+	size_t counts[NPA_MAX_DEVICES] = { 0 };
+	int rc = 0;
+
+	for (int i = 0; i < d->device_count && !rc; i++)
+		rc = npa_pool_list(d->alloc, i, &lists[i], &counts[i]);
+	if (rc == 0)
+		rc = report_prometheus_pools(out, (const struct npa_pool_info *const *)lists,
+					     counts, d->device_count);
+	for (int i = 0; i < d->device_count; i++)
+		free(lists[i]);
+	return rc;
+}
