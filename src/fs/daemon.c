@@ -42,6 +42,14 @@ static void log_unload(void *ctx, const char *name, const char *path)
 		    name, path);
 }
 
+/* A plug-in that crashed in a call: the daemon goes on without it. */
+static void log_fault(void *ctx, const char *name, const char *what)
+{
+	struct nmfs *d = ctx;
+
+	dlog_printf(&d->log, "allocator %s: %s; the caching allocator is current", name, what);
+}
+
 static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 			size_t errlen)
 {
@@ -51,6 +59,7 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		.plugin_dirs = plugin_dirs,
 		.owner = d->uid,
 		.on_unload = log_unload,
+		.on_fault = log_fault,
 		.ctx = d,
 	};
 	int rc = sw_create(&opt, &d->sw);
