@@ -19,6 +19,8 @@
 #include "alloc/mempool.h"
 #include "workload/replay.h"
 
+#include "replay_fixture.h"
+
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
 #define SMALL_SEGMENT 2097152 /* kSmallBuffer */
@@ -28,61 +30,9 @@
 #define FLAVOR(state) ((const struct npa_flavor *)*(state))
 #define NPU(state) (FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU)
 
-struct fixture {
-	struct npa *a;
-	struct wl_trace *t;
-	struct wl_replay *r;
-	char err[WL_ERRLEN];
-};
-
-static struct fixture *current;
-
 static struct fixture *start(const struct npa_flavor *flavor)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct npusim_config sc;
-	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
-
-	assert_non_null(fx);
-	npusim_config_default(&sc, 1, 8 * GiB);
-	assert_int_equal(npusim_init(&sc), 0);
-	npa_conf_default(&opt.conf, opt.flavor);
-	assert_int_equal(npa_create(&opt, &fx->a), 0);
-	current = fx;
-	return fx;
-}
-
-static void stop(struct fixture *fx)
-{
-	if (fx->r) {
-		wl_replay_release_all(fx->r);
-		wl_replay_free(fx->r);
-	}
-	wl_trace_free(fx->t);
-	npa_destroy(fx->a, NULL);
-	npusim_shutdown();
-	free(fx);
-	current = NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (current)
-		stop(current);
-	return 0;
-}
-
-static void load(struct fixture *fx, const char *text)
-{
-	FILE *f = fmemopen((void *)text, strlen(text), "r");
-
-	assert_non_null(f);
-	if (wl_trace_parse(f, "t", &fx->t, fx->err, sizeof(fx->err)) != 0)
-		fail_msg("parse: %s", fx->err);
-	fclose(f);
-	if (wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)) != 0)
-		fail_msg("replay_new: %s", fx->err);
+	return start_flavor(flavor, 1, 8 * GiB);
 }
 
 /* Run events [from, to) of the trace, which must go well. */
@@ -90,11 +40,6 @@ static void run(struct fixture *fx, size_t from, size_t to)
 {
 	if (wl_replay_run(fx->r, from, to, NULL, fx->err, sizeof(fx->err)) != 0)
 		fail_msg("replay: %s", fx->err);
-}
-
-static void run_all(struct fixture *fx)
-{
-	run(fx, 0, fx->t->nevents);
 }
 
 static int64_t reserved(struct fixture *fx)
@@ -167,7 +112,7 @@ static int64_t two_successive(const struct npa_flavor *flavor, bool share)
 	load(fx, text);
 	run_all(fx);
 	int64_t bytes = reserved(fx);
-	stop(fx);
+	stop_fixture(fx);
 	return bytes;
 }
 
@@ -199,38 +144,40 @@ static void use_mem_pool_takes_a_use_and_gives_it_back(void **state)
 	free(p);
 	run(fx, 4, 5);
 	assert_int_equal(use_count(fx), 1);
-	stop(fx);
+	stop_fixture(fx);
+}
+
+/* The trace holds 64 MiB after its first `held` events, nothing and no
+ * pool after the rest. */
+static void holds_64_mib_until_the_end(void **state, const char *text, size_t held)
+{
+	struct fixture *fx = start(FLAVOR(state));
+	size_t n;
+
+	load(fx, text);
+	run(fx, 0, held);
+	assert_int_equal(reserved(fx), 64 * MiB);
+	run(fx, held, fx->t->nevents);
+	assert_int_equal(reserved(fx), 0);
+	free(pools(fx, &n));
+	assert_int_equal(n, 0);
+	stop_fixture(fx);
 }
 
 /* test_mempool_destructor: a live MemPool keeps its memory through
  * empty_cache; its destructor gives it back. */
 static void a_live_mempool_keeps_its_memory_through_empty_cache(void **state)
 {
-	struct fixture *fx = start(FLAVOR(state));
-
-	load(fx, "mempool_create m\nmempool_begin m stream=1\nalloc a " ALMOST_64MIB " stream=1\n"
-		 "mempool_end m\nfree a\nempty_cache\nmempool_release m\n");
-	run(fx, 0, 6);
-	assert_int_equal(reserved(fx), 64 * MiB);
-	run(fx, 6, 7);
-	assert_int_equal(reserved(fx), 0);
-	stop(fx);
+	holds_64_mib_until_the_end(state, "mempool_create m\nmempool_begin m stream=1\n"
+				   "alloc a " ALMOST_64MIB " stream=1\nmempool_end m\nfree a\n"
+				   "empty_cache\nmempool_release m\n", 6);
 }
 
 static void graph_reset_lets_empty_cache_free_the_pool(void **state)
 {
-	struct fixture *fx = start(FLAVOR(state));
-	size_t n;
-
-	load(fx, "capture_begin 1 graph=g\nalloc a " ALMOST_64MIB " stream=1\ncapture_end 1\n"
-		 "free a\nempty_cache\ngraph_reset g\nempty_cache\n");
-	run(fx, 0, 5);
-	assert_int_equal(reserved(fx), 64 * MiB);
-	run(fx, 5, 7);
-	assert_int_equal(reserved(fx), 0);
-	free(pools(fx, &n));
-	assert_int_equal(n, 0);
-	stop(fx);
+	holds_64_mib_until_the_end(state, "capture_begin 1 graph=g\n"
+				   "alloc a " ALMOST_64MIB " stream=1\ncapture_end 1\nfree a\n"
+				   "empty_cache\ngraph_reset g\nempty_cache\n", 5);
 }
 
 /* The end of a loop frees graphs and mempools: the run again takes new
@@ -259,7 +206,7 @@ static void release_all_gives_graphs_and_mempools_back(void **state)
 	assert_true(p[0].id.first == 0 && p[0].id.second == 4);
 	assert_true(p[2].id.first == 0 && p[2].id.second == 6);
 	free(p);
-	stop(fx);
+	stop_fixture(fx);
 }
 
 /* The replay stops at the line upstream refuses, with upstream's text. */
@@ -271,7 +218,7 @@ static void refused(void **state, const char *text, const char *want)
 	assert_int_not_equal(wl_replay_run(fx->r, 0, fx->t->nevents, NULL, fx->err,
 					   sizeof(fx->err)), 0);
 	assert_string_equal(fx->err, want);
-	stop(fx);
+	stop_fixture(fx);
 }
 
 static void a_capture_on_the_default_stream_is_refused(void **state)
@@ -327,7 +274,7 @@ static void a_reset_graph_captures_again(void **state)
 	assert_true(p[0].freeable && !p[1].freeable);
 	assert_true(p[1].id.first == 2 && p[1].id.second == 0);
 	free(p);
-	stop(fx);
+	stop_fixture(fx);
 }
 
 #define BOTH(fn)                                                                       \
