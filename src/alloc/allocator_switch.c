@@ -341,6 +341,11 @@ bool sw_is_caching(struct sw *sw)
 	return caching;
 }
 
+struct npa *sw_current_caching(struct sw *sw)
+{
+	return sw_is_caching(sw) ? sw->npa : NULL;
+}
+
 int sw_write(struct sw *sw, const char *line, char *err, size_t errlen)
 {
 	const char *s = line + strspn(line, " \t");

@@ -85,6 +85,8 @@ void sw_set_caching(struct sw *sw);
 int sw_device_count(const struct sw *sw);
 /* Is the built-in allocator the current one? */
 bool sw_is_caching(struct sw *sw);
+/* The built-in allocator if it is the current one, else NULL. */
+struct npa *sw_current_caching(struct sw *sw);
 
 /* Stats and snapshot of the current allocator. */
 int sw_get_stats(struct sw *sw, int device, struct npa_stats *out);

@@ -2,10 +2,12 @@
  * npumem_gentrace.c - write a synthetic allocation trace.
  *
  *     npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]
+ *                     [--batches LO..HI|A,B,...] [--share-pool yes|no]
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,20 +15,28 @@
 #include "workload/trace_gen.h"
 
 #define EXIT_USAGE 2
+#define KINDS "training, churn, random or decode-graphs"
 
 static const char usage[] =
 	"Usage: npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]\n"
+	"                       [--batches LO..HI|A,B,...] [--share-pool yes|no]\n"
 	"Write a synthetic allocation trace (the npumem-replay format).\n"
 	"\n"
 	"KIND:\n"
 	"  training   a transformer training loop (steps: training steps, default 20)\n"
 	"  churn      small allocations, 512 B to 1 MiB, about 750 live (steps: events, default 20000)\n"
 	"  random     RMM random_allocations, up to 64 MiB (steps: events, default 20000)\n"
+	"  decode-graphs  LLM decoding with a graph captured per batch size, as vLLM\n"
+	"             (steps: decode steps replaying them, default 100)\n"
 	"\n"
 	"Options:\n"
 	"  --seed N    PRNG seed (default 1); the same seed gives the same trace\n"
 	"  --steps N   how long the trace is (see KIND)\n"
 	"  --out FILE  write to FILE instead of standard output\n"
+	"  --batches LO..HI|A,B,...  decode-graphs' capture sizes: vLLM's (1, 2, 4, then\n"
+	"              multiples of 8) from LO to HI, or these (default 1..256)\n"
+	"  --share-pool yes|no  decode-graphs: one pool for every graph (default yes,\n"
+	"              as vLLM) or a pool each\n"
 	"  --help      show this text\n"
 	"  --version   show the version\n";
 
@@ -81,6 +91,8 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "steps", required_argument, NULL, 'n' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "batches", required_argument, NULL, 'b' },
+		{ "share-pool", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -88,6 +100,7 @@ int main(int argc, char **argv)
 	struct wl_gen_options opt = { .seed = 1 };
 	enum wl_gen_kind kind;
 	const char *out = NULL;
+	bool decode_options = false;
 	unsigned long long v;
 	int c;
 
@@ -106,6 +119,18 @@ int main(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'b':
+			if (wl_gen_parse_batches(optarg, &opt) != 0)
+				return usage_error("bad batches '%s' (LO..HI or increasing A,B,... "
+						   "in 1..%d)", optarg, WL_GEN_MAX_BATCH);
+			decode_options = true;
+			break;
+		case 'S':
+			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0)
+				return usage_error("bad share-pool '%s' (yes or no)", optarg);
+			opt.own_pools = strcmp(optarg, "no") == 0;
+			decode_options = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_SUCCESS;
@@ -117,8 +142,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return usage_error("expected one KIND (training, churn or random); see --help");
+		return usage_error("expected one KIND (%s); see --help", KINDS);
 	if (wl_gen_kind_find(argv[optind], &kind) != 0)
-		return usage_error("unknown kind '%s' (training, churn or random)", argv[optind]);
+		return usage_error("unknown kind '%s' (%s)", argv[optind], KINDS);
+	if (decode_options && kind != WL_GEN_DECODE_GRAPHS)
+		return usage_error("--batches and --share-pool are decode-graphs options");
 	return write_trace(kind, &opt, out);
 }

@@ -31,6 +31,7 @@
 
 #include "alloc/allocator_switch.h"
 #include "alloc/caching_allocator.h"
+#include "alloc/mempool.h"
 #include "base/size_parse.h"
 #include "config.h"
 #include "machine.h"
@@ -340,6 +341,95 @@ static int format_report(struct run *r, enum format format, struct sbuf *out)
 	return report_summary(out, &st, fl, 0, false);
 }
 
+/*
+ * What the graph pools hold: every private pool of device 0 (graph
+ * captures' and MemPools', which graphs may share). Printed only for a
+ * trace with graph or mempool lines, so other reports stay as they were.
+ */
+struct pool_list {
+	struct npa_pool_info *p;
+	size_t n;
+	unsigned long long total;  /* reserved bytes of them all */
+};
+
+static void pools_text(struct sbuf *out, const struct pool_list *l)
+{
+	sbuf_printf(out, "Graph pools of device 0:\n");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct npa_pool_info *p = &l->p[i];
+		sbuf_printf(out, "  pool (%llu,%llu): %llu bytes reserved in %zu segment%s, "
+			    "%llu allocated, use_count %d\n", (unsigned long long)p->id.first,
+			    (unsigned long long)p->id.second,
+			    (unsigned long long)p->reserved_bytes, p->segments,
+			    p->segments == 1 ? "" : "s", (unsigned long long)p->allocated_bytes,
+			    p->use_count);
+	}
+	sbuf_printf(out, "graph pools hold %llu bytes\n", l->total);
+}
+
+/* The JSON's keys flattened with dots, as the other stats are. */
+static void pools_stats(struct sbuf *out, const struct pool_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct npa_pool_info *p = &l->p[i];
+		unsigned long long a = p->id.first, b = p->id.second;
+		sbuf_printf(out, "graph_pools.%llu_%llu.allocated_bytes %llu\n"
+			    "graph_pools.%llu_%llu.reserved_bytes %llu\n"
+			    "graph_pools.%llu_%llu.segments %zu\n"
+			    "graph_pools.%llu_%llu.use_count %d\n",
+			    a, b, (unsigned long long)p->allocated_bytes,
+			    a, b, (unsigned long long)p->reserved_bytes,
+			    a, b, p->segments, a, b, p->use_count);
+	}
+	sbuf_printf(out, "graph_pools.reserved_bytes %llu\n", l->total);
+}
+
+/* A "graph_pools" member, added as the stats object's last. */
+static void pools_json(struct sbuf *out, const struct pool_list *l)
+{
+	char *end = out->len ? strrchr(out->data, '}') : NULL;
+	char tail[8];
+
+	if (end == NULL)
+		return;
+	snprintf(tail, sizeof(tail), "%s", end + 1);
+	out->len = (size_t)(end - out->data);
+	while (out->len > 0 && strchr(" \n", out->data[out->len - 1]))
+		out->len--;
+	sbuf_printf(out, ",\n  \"graph_pools\": {\n");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct npa_pool_info *p = &l->p[i];
+		sbuf_printf(out, "    \"%llu_%llu\": {\n      \"allocated_bytes\": %llu,\n"
+			    "      \"reserved_bytes\": %llu,\n      \"segments\": %zu,\n"
+			    "      \"use_count\": %d\n    },\n", (unsigned long long)p->id.first,
+			    (unsigned long long)p->id.second,
+			    (unsigned long long)p->allocated_bytes,
+			    (unsigned long long)p->reserved_bytes, p->segments, p->use_count);
+	}
+	sbuf_printf(out, "    \"reserved_bytes\": %llu\n  }\n}%s", l->total, tail);
+}
+
+static int format_pools(struct run *r, enum format format, struct sbuf *out)
+{
+	struct pool_list l = { 0 };
+	int rc;
+
+	if ((r->trace->ngraphs == 0 && r->trace->npools == 0) || format == FORMAT_SNAPSHOT)
+		return 0;
+	if ((rc = npa_pool_list(r->alloc, 0, &l.p, &l.n)) != 0)
+		return rc;
+	for (size_t i = 0; i < l.n; i++)
+		l.total += l.p[i].reserved_bytes;
+	if (format == FORMAT_SUMMARY)
+		pools_text(out, &l);
+	else if (format == FORMAT_STATS)
+		pools_stats(out, &l);
+	else
+		pools_json(out, &l);
+	free(l.p);
+	return out->error;
+}
+
 static int print_report(struct run *r, enum format format)
 {
 	struct sbuf out;
@@ -347,6 +437,8 @@ static int print_report(struct run *r, enum format format)
 
 	sbuf_init(&out);
 	rc = format_report(r, format, &out);
+	if (rc == 0)
+		rc = format_pools(r, format, &out);
 	if (rc == 0 && out.len)
 		fwrite(out.data, 1, out.len, stdout);
 	sbuf_release(&out);

@@ -12,7 +12,7 @@
 
 #include <acl/acl_rt.h>
 #include <npumemfs/npusim.h>
-#include "replay.h"
+#include "replay_impl.h"
 
 /* How many events run between two looks at the stop flag. */
 #define STOP_CHECK_INTERVAL 1024
@@ -21,24 +21,8 @@
 static const char oom_marker;
 #define OOMED ((void *)&oom_marker)
 
-/*
- * The current device is per thread and the allocator sets it too, so it is
- * set before every call that depends on it rather than remembered.
- */
-struct wl_replay {
-	const struct wl_target_ops *ops;
-	void *ctx;            /* the target's */
-	const struct wl_trace *t;
-	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
-	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
-	int ndevices;         /* devices the trace uses: max_device + 1 */
-	bool check;
-	struct wl_replay_counters c;
-	char msg[NPA_ERRLEN]; /* what the allocator said, before the prefix */
-};
-
-static int fail(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
-		size_t errlen, const char *what)
+int wl_replay_fail(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
+		   size_t errlen, const char *what)
 {
 	if (err)
 		snprintf(err, errlen, "%s:%u: %s", r->t->name, ev->line, what);
@@ -49,7 +33,7 @@ static int acl_fail(struct wl_replay *r, const struct wl_event *ev, aclError e,
 		    const char *call, char *err, size_t errlen)
 {
 	snprintf(r->msg, sizeof(r->msg), "%s failed with ACL error %d", call, e);
-	return fail(r, ev, -EIO, err, errlen, r->msg);
+	return wl_replay_fail(r, ev, -EIO, err, errlen, r->msg);
 }
 
 /* An allocator call that gives no message of its own: 0, or rc with one. */
@@ -59,7 +43,14 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 	if (rc == 0)
 		return 0;
 	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, strerror(-rc));
-	return fail(r, ev, rc, err, errlen, r->msg);
+	return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
+}
+
+/* The events that choose a device; the others inherit theirs. */
+static bool names_a_device(uint16_t op)
+{
+	return op == WL_ALLOC || op == WL_FRACTION || op == WL_CAPTURE_BEGIN ||
+	       op == WL_MEMPOOL_CREATE;
 }
 
 static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
@@ -69,7 +60,7 @@ static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
 
 	for (size_t i = 0; i < t->nevents; i++) {
 		const struct wl_event *ev = &t->events[i];
-		if ((ev->op == WL_ALLOC || ev->op == WL_FRACTION) && ev->device >= count) {
+		if (names_a_device(ev->op) && ev->device >= count) {
 			if (err)
 				snprintf(err, errlen, "%s:%u: device %d does not exist (%d device%s)",
 					 t->name, ev->line, ev->device, count,
@@ -105,7 +96,7 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ndevices = t->max_device + 1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
-	if (r->ptr == NULL || r->streams == NULL) {
+	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -135,15 +126,22 @@ static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 	return ACL_SUCCESS;
 }
 
+int wl_replay_stream(struct wl_replay *r, const struct wl_event *ev, int device,
+		     int32_t index, aclrtStream *out, char *err, size_t errlen)
+{
+	aclError e = get_stream(r, device, index, out);
+
+	return e == ACL_SUCCESS ? 0 : acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
+}
+
 static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 		    size_t errlen)
 {
 	aclrtStream s;
-	aclError e = get_stream(r, ev->device, ev->stream, &s);
-	int rc;
+	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen);
 
-	if (e != ACL_SUCCESS)
-		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
+	if (rc)
+		return rc;
 	rc = r->ops->malloc(r->ctx, ev->device, ev->size, s, &r->ptr[ev->slot],
 			    r->msg, sizeof(r->msg));
 	if (rc == 0) {
@@ -152,7 +150,7 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 	}
 	r->ptr[ev->slot] = NULL;
 	if (rc != -ENOMEM)
-		return fail(r, ev, rc, err, errlen, r->msg);
+		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 	r->ptr[ev->slot] = OOMED;
 	r->c.ooms++;
 	return 0;
@@ -171,7 +169,7 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 	}
 	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
 	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
-		return fail(r, ev, rc, err, errlen, r->msg);
+		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 	r->c.frees++;
 	return 0;
 }
@@ -182,6 +180,7 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 	void *p = r->ptr[ev->slot];
 	aclrtStream s;
 	aclError e;
+	int rc;
 
 	if (p == OOMED) {
 		r->c.skipped_record_streams++;
@@ -189,8 +188,8 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 	}
 	if (p == NULL)
 		return 0;
-	if ((e = get_stream(r, ev->device, ev->stream, &s)) != ACL_SUCCESS)
-		return acl_fail(r, ev, e, "aclrtCreateStream", err, errlen);
+	if ((rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen)) != 0)
+		return rc;
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 	/* Open-ended work: the free's event completes only at a sync. Kernel
@@ -242,7 +241,7 @@ static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err
 	int rc = r->ops->set_fraction(r->ctx, ev->device, ev->fraction, r->msg,
 				      sizeof(r->msg));
 
-	return rc ? fail(r, ev, rc, err, errlen, r->msg) : 0;
+	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
 }
 
 static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
@@ -269,8 +268,17 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 			       "reset_accumulated", err, errlen);
 	case WL_FRACTION:
 		return do_fraction(r, ev, err, errlen);
+	case WL_CAPTURE_BEGIN:
+	case WL_CAPTURE_END:
+	case WL_GRAPH_REPLAY:
+	case WL_GRAPH_RESET:
+	case WL_MEMPOOL_CREATE:
+	case WL_MEMPOOL_BEGIN:
+	case WL_MEMPOOL_END:
+	case WL_MEMPOOL_RELEASE:
+		return wl_replay_pool_event(r, ev, err, errlen);
 	}
-	return fail(r, ev, -EINVAL, err, errlen, "unknown event");
+	return wl_replay_fail(r, ev, -EINVAL, err, errlen, "unknown event");
 }
 
 static int check_all(struct wl_replay *r, const struct wl_event *ev, char *err,
@@ -282,7 +290,7 @@ static int check_all(struct wl_replay *r, const struct wl_event *ev, char *err,
 		int rc = r->ops->check(r->ctx, d, r->msg, sizeof(r->msg));
 		if (rc) {
 			snprintf(what, sizeof(what), "after this event: %s", r->msg);
-			return fail(r, ev, rc, err, errlen, what);
+			return wl_replay_fail(r, ev, rc, err, errlen, what);
 		}
 	}
 	return 0;
@@ -329,6 +337,7 @@ void wl_replay_release_all(struct wl_replay *r)
 		if (p != NULL && p != OOMED)
 			r->ops->free(r->ctx, p, NULL, 0);
 	}
+	wl_replay_pools_release(r);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)
@@ -340,6 +349,8 @@ void wl_replay_free(struct wl_replay *r)
 {
 	if (r == NULL)
 		return;
+	/* A graph still capturing holds its stream, which could not go. */
+	wl_replay_pools_free(r);
 	for (int d = 0; r->streams && d < r->ndevices; d++) {
 		for (uint32_t k = 1; k < r->t->nstreams; k++) {
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];

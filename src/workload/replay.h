@@ -10,8 +10,34 @@
  *     empty_cache
  *     reset_peak | reset_accumulated
  *     fraction F [device=D]                  0 <= F <= 1, as upstream allows
+ *     capture_begin STREAM [pool=P] [graph=G] [device=D]
+ *     capture_end STREAM
+ *     graph_replay G [stream=S]
+ *     graph_reset G
+ *     mempool_create M [use_on_oom] [no_split] [device=D]
+ *     mempool_begin M stream=S
+ *     mempool_end M
+ *     mempool_release M
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
- * integers >= 0 (0 is the default stream); devices are 0..15.
+ * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
+ * and pool (P, M) names are any tokens too; pool=P and mempool names share
+ * one namespace, so a capture can allocate into a MemPool.
+ *
+ * Graphs and pools are upstream's NPUGraph and MemPool, driven through
+ * the caching allocator (graph.h, mempool.h): capture_begin makes graph G
+ * (or an unnamed one, which lives until the end of the trace) capture
+ * STREAM into pool P, taken from graph_pool_handle() the first time a line
+ * names P and shared by every later line naming it, or into a pool of the
+ * graph's own without pool=; capture_end STREAM ends the capture under way
+ * on STREAM. mempool_create is MemPool(use_on_oom, no_split), mempool_begin
+ * and mempool_end are use_mem_pool()'s entry and exit for one stream's
+ * allocations, mempool_release is the MemPool's destructor. The parser
+ * refuses what cannot name anything (capture_end of a stream not
+ * capturing, an unknown graph or mempool, a released mempool, releasing a
+ * mempool that still routes) and a sync that the runtime refuses during a
+ * capture (a bare sync, or sync of the capturing stream); what upstream
+ * refuses (capture on stream 0, a second capture of a graph, a second
+ * mempool_begin of a pool) stops the replay with upstream's text.
  *
  * A whole trace is checked before any of it runs (unknown command, missing,
  * extra or bad field, an ID allocated twice while live, a free or
@@ -53,18 +79,39 @@ enum wl_op {
 	WL_RESET_PEAK,
 	WL_RESET_ACCUMULATED,
 	WL_FRACTION,
+	WL_CAPTURE_BEGIN,
+	WL_CAPTURE_END,
+	WL_GRAPH_REPLAY,
+	WL_GRAPH_RESET,
+	WL_MEMPOOL_CREATE,
+	WL_MEMPOOL_BEGIN,
+	WL_MEMPOOL_END,
+	WL_MEMPOOL_RELEASE,
 };
+
+/* capture_begin without pool=: the graph takes a pool of its own. */
+#define WL_NO_POOL UINT32_MAX
+/* mempool_create's flags. */
+#define WL_POOL_USE_ON_OOM 1u
+#define WL_POOL_NO_SPLIT 2u
 
 /* One event, resolved at parse time so a replay does no lookups. */
 struct wl_event {
 	union {
 		uint64_t size;     /* alloc */
 		double fraction;   /* fraction */
+		struct {
+			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
+			uint32_t flags;  /* mempool_create: WL_POOL_* */
+		};
 	};
-	uint32_t slot;     /* dense index of the trace ID (alloc, free, record_stream) */
+	/* dense index of the trace ID (alloc, free, record_stream), or of the
+	 * graph (capture_begin, capture_end, graph_replay, graph_reset) */
+	uint32_t slot;
 	uint32_t line;     /* line number in the trace file */
 	uint16_t op;       /* enum wl_op */
-	int16_t device;    /* alloc, fraction, and record_stream (the ID's device) */
+	int16_t device;    /* of the event; free, record_stream: the ID's; graph and
+			    * mempool lines: their capture's or mempool's */
 	int32_t stream;    /* dense stream index (0 = default); sync: -1 = all */
 };
 
@@ -77,6 +124,8 @@ struct wl_trace {
 	long *stream_number; /* [nstreams]: the trace's number of each dense stream */
 	int max_device;      /* highest device named, 0 if none */
 	long max_stream;     /* highest stream number named */
+	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
+	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
 };
 
 /*
@@ -117,6 +166,9 @@ struct wl_target_ops {
 			    size_t errlen);
 	int (*device_count)(void *ctx);
 	int (*check)(void *ctx, int device, char *err, size_t errlen);
+	/* The caching allocator if it serves allocations now, else NULL (a
+	 * plug-in is current): graphs and private pools are its own. */
+	struct npa *(*caching)(void *ctx);
 };
 
 struct wl_target {
@@ -167,10 +219,16 @@ void wl_replay_set_check(struct wl_replay *r, bool check);
  */
 int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 		  const atomic_bool *stop, char *err, size_t errlen);
-/* Free every allocation the replay still holds (end of a loop). */
+/*
+ * Free every allocation the replay still holds, then end the captures
+ * and scopes still under way, free the graphs (giving their pools' uses
+ * back) and destroy the mempools not released (end of a loop: a run from
+ * 0 takes new pool handles).
+ */
 void wl_replay_release_all(struct wl_replay *r);
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out);
-/* Destroys the streams; frees nothing in the allocator (release_all first). */
+/* Destroys the streams; frees nothing in the allocator (release_all first),
+ * but a graph release_all did not free is freed here (it names a stream). */
 void wl_replay_free(struct wl_replay *r);
 
 #endif /* NPUMEMFS_REPLAY_H */

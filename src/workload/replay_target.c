@@ -56,6 +56,11 @@ static int npa_t_check(void *ctx, int device, char *err, size_t errlen)
 	return npa_check(ctx, device, err, errlen);
 }
 
+static struct npa *npa_t_caching(void *ctx)
+{
+	return ctx;
+}
+
 static const struct wl_target_ops npa_ops = {
 	.malloc = npa_t_malloc,
 	.free = npa_t_free,
@@ -66,6 +71,7 @@ static const struct wl_target_ops npa_ops = {
 	.set_fraction = npa_t_set_fraction,
 	.device_count = npa_t_device_count,
 	.check = npa_t_check,
+	.caching = npa_t_caching,
 };
 
 struct wl_target wl_target_npa(struct npa *a)
@@ -115,6 +121,11 @@ static int sw_t_device_count(void *ctx)
 	return sw_device_count(ctx);
 }
 
+static struct npa *sw_t_caching(void *ctx)
+{
+	return sw_current_caching(ctx);
+}
+
 static const struct wl_target_ops sw_ops = {
 	.malloc = sw_t_malloc,
 	.free = sw_t_free,
@@ -125,6 +136,7 @@ static const struct wl_target_ops sw_ops = {
 	.set_fraction = sw_t_set_fraction,
 	.device_count = sw_t_device_count,
 	.check = NULL,
+	.caching = sw_t_caching,
 };
 
 struct wl_target wl_target_switch(struct sw *sw)

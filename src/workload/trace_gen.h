@@ -17,10 +17,16 @@
  *             allocate with probability 73% while below the target live
  *             count and byte budget, else free a random live allocation.
  *             `steps` is events.
+ *   decode-graphs  LLM decoding with one graph captured per batch size
+ *             (vLLM's capture sizes), largest first, into one shared pool
+ *             or a pool each, then decode steps replaying them; weights
+ *             and KV cache once. `steps` is decode steps. Ends serving,
+ *             with the graphs alive. See gen_decode.c.
  */
 #ifndef NPUMEMFS_TRACE_GEN_H
 #define NPUMEMFS_TRACE_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -28,17 +34,34 @@ enum wl_gen_kind {
 	WL_GEN_TRAINING,
 	WL_GEN_CHURN,
 	WL_GEN_RANDOM,
+	WL_GEN_DECODE_GRAPHS,
 };
+
+#define WL_GEN_MAX_BATCH 1024
+#define WL_GEN_MAX_BATCHES 160
+/* vLLM's cudagraph capture sizes up to 256: 1, 2, 4, 8, 16, 24, ..., 256. */
+#define WL_GEN_DEFAULT_BATCHES "1..256"
 
 struct wl_gen_options {
 	uint64_t seed;
 	unsigned steps; /* 0: the kind's default */
+	/* decode-graphs only: capture sizes, increasing (none: the default) */
+	unsigned batches[WL_GEN_MAX_BATCHES];
+	unsigned nbatches;
+	bool own_pools;  /* a pool per graph instead of one shared */
 };
 
 /* The kind called `name` ("training", "churn", "random"): 0 or -EINVAL. */
 int wl_gen_kind_find(const char *name, enum wl_gen_kind *out);
 const char *wl_gen_kind_name(enum wl_gen_kind kind);
 unsigned wl_gen_default_steps(enum wl_gen_kind kind);
+
+/*
+ * Capture sizes: "LO..HI" is vLLM's sizes (1, 2, 4, then multiples of 8)
+ * from LO to HI; "A,B,C" is those sizes, increasing. Sizes are 1 to
+ * WL_GEN_MAX_BATCH. 0, or -EINVAL (nothing changed) for a bad or empty list.
+ */
+int wl_gen_parse_batches(const char *spec, struct wl_gen_options *opt);
 
 /* Write the trace to `out`. 0, -ENOMEM, or -EIO if writing failed. */
 int wl_gen_write(enum wl_gen_kind kind, const struct wl_gen_options *opt, FILE *out);

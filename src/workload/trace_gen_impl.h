@@ -39,5 +39,6 @@ static inline uint64_t rng_range(struct gen_rng *r, uint64_t lo, uint64_t hi)
 int gen_training(const struct wl_gen_options *opt, FILE *out);
 int gen_churn(const struct wl_gen_options *opt, FILE *out);
 int gen_random(const struct wl_gen_options *opt, FILE *out);
+int gen_decode_graphs(const struct wl_gen_options *opt, FILE *out);
 
 #endif /* NPUMEMFS_TRACE_GEN_IMPL_H */

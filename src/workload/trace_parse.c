@@ -14,10 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
-#include "replay.h"
 #include "base/size_parse.h"
+#include "trace_parse_impl.h"
 
 #define MAX_FIELDS 8
 #define MAX_STREAM INT32_MAX
@@ -31,31 +29,7 @@ struct id_entry {
 	char key[];
 };
 
-struct stream_entry {
-	UT_hash_handle hh;
-	long number;
-	int32_t index;
-};
-
-struct parser {
-	const char *name;
-	unsigned line;
-	struct wl_trace *t;
-	size_t cap;
-	size_t stream_cap;
-	struct id_entry *ids;
-	struct stream_entry *streams;
-	char *err;
-	size_t errlen;
-};
-
-struct options {
-	int device;   /* -1: not given */
-	long stream;  /* -1: not given */
-};
-
-__attribute__((format(printf, 2, 3)))
-static int bad(struct parser *p, const char *fmt, ...)
+int wl_parse_bad(struct parser *p, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -106,10 +80,10 @@ static int parse_device(struct parser *p, const char *s, int *out)
 		return 0;
 	}
 	if (rc == -EINVAL && is_negative_number(s))
-		return bad(p, "negative device %s", s);
+		return wl_parse_bad(p, "negative device %s", s);
 	if (rc == -EINVAL)
-		return bad(p, "bad device '%s'", s);
-	return bad(p, "device %s out of range (0..%d)", s, WL_MAX_DEVICES - 1);
+		return wl_parse_bad(p, "bad device '%s'", s);
+	return wl_parse_bad(p, "device %s out of range (0..%d)", s, WL_MAX_DEVICES - 1);
 }
 
 static int parse_stream_number(struct parser *p, const char *s, long *out)
@@ -119,14 +93,13 @@ static int parse_stream_number(struct parser *p, const char *s, long *out)
 	if (rc == 0)
 		return 0;
 	if (rc == -EINVAL && is_negative_number(s))
-		return bad(p, "negative stream %s", s);
+		return wl_parse_bad(p, "negative stream %s", s);
 	if (rc == -EINVAL)
-		return bad(p, "bad stream '%s'", s);
-	return bad(p, "stream %s too large (max %d)", s, MAX_STREAM);
+		return wl_parse_bad(p, "bad stream '%s'", s);
+	return wl_parse_bad(p, "stream %s too large (max %d)", s, MAX_STREAM);
 }
 
-/* The dense index of stream `number`, made on first sight. */
-static int stream_index(struct parser *p, long number, int32_t *out)
+int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **out)
 {
 	struct wl_trace *t = p->t;
 	struct stream_entry *e;
@@ -151,11 +124,30 @@ static int stream_index(struct parser *p, long number, int32_t *out)
 		if (number > t->max_stream)
 			t->max_stream = number;
 	}
-	*out = e->index;
+	*out = e;
 	return 0;
 }
 
-static int parse_stream(struct parser *p, const char *s, int32_t *out)
+/* The dense index of stream `number`, made on first sight. */
+static int stream_index(struct parser *p, long number, int32_t *out)
+{
+	struct stream_entry *e;
+	int rc = wl_parse_stream_entry(p, number, &e);
+
+	if (rc == 0)
+		*out = e->index;
+	return rc;
+}
+
+int wl_parse_stream_field(struct parser *p, const char *s, struct stream_entry **out)
+{
+	long number;
+	int rc = parse_stream_number(p, s, &number);
+
+	return rc ? rc : wl_parse_stream_entry(p, number, out);
+}
+
+int wl_parse_stream(struct parser *p, const char *s, int32_t *out)
 {
 	long number;
 	int rc = parse_stream_number(p, s, &number);
@@ -163,46 +155,125 @@ static int parse_stream(struct parser *p, const char *s, int32_t *out)
 	return rc ? rc : stream_index(p, number, out);
 }
 
-static int parse_option(struct parser *p, const char *f, bool stream_allowed,
-			struct options *o)
+static int set_stream(struct parser *p, const char *v, struct options *o)
 {
-	const char *v = strchr(f, '=');
-	size_t klen = v ? (size_t)(v - f) : 0;
-
-	if (v && klen == 6 && stream_allowed && strncmp(f, "stream", 6) == 0) {
-		if (o->stream >= 0)
-			return bad(p, "stream given twice");
-		return parse_stream_number(p, v + 1, &o->stream);
-	}
-	if (v && klen == 6 && strncmp(f, "device", 6) == 0) {
-		if (o->device >= 0)
-			return bad(p, "device given twice");
-		return parse_device(p, v + 1, &o->device);
-	}
-	return bad(p, "bad option '%s' (expected %s)", f,
-		   stream_allowed ? "stream=S or device=D" : "device=D");
+	return parse_stream_number(p, v, &o->stream);
 }
 
-static int parse_options(struct parser *p, char **f, int nf, bool stream_allowed,
-			 struct options *o)
+static int set_device(struct parser *p, const char *v, struct options *o)
 {
-	o->device = -1;
-	o->stream = -1;
+	return parse_device(p, v, &o->device);
+}
+
+/* Graph and pool names are any token, as IDs are; only empty is refused. */
+static int set_name(struct parser *p, const char *key, const char *v, const char **out)
+{
+	if (*v == '\0')
+		return wl_parse_bad(p, "empty %s name", key);
+	*out = v;
+	return 0;
+}
+
+static int set_pool(struct parser *p, const char *v, struct options *o)
+{
+	return set_name(p, "pool", v, &o->pool);
+}
+
+static int set_graph(struct parser *p, const char *v, struct options *o)
+{
+	return set_name(p, "graph", v, &o->graph);
+}
+
+/* Options, in the order a refusal lists them; a NULL set marks a flag. */
+static const struct option_kind {
+	const char *key;
+	const char *usage;
+	unsigned bit;
+	int (*set)(struct parser *p, const char *value, struct options *o);
+} option_kinds[] = {
+	{ "stream", "stream=S", OPT_STREAM, set_stream },
+	{ "device", "device=D", OPT_DEVICE, set_device },
+	{ "pool", "pool=P", OPT_POOL, set_pool },
+	{ "graph", "graph=G", OPT_GRAPH, set_graph },
+	{ "use_on_oom", "use_on_oom", OPT_USE_ON_OOM, NULL },
+	{ "no_split", "no_split", OPT_NO_SPLIT, NULL },
+};
+
+#define NOPTION_KINDS (sizeof(option_kinds) / sizeof(option_kinds[0]))
+
+/* "stream=S or device=D": the options `allowed`, for a refusal. */
+static void allowed_usage(unsigned allowed, char *buf, size_t len)
+{
+	unsigned left = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < NOPTION_KINDS; i++)
+		left += (allowed & option_kinds[i].bit) != 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NOPTION_KINDS && n < len; i++) {
+		if (!(allowed & option_kinds[i].bit))
+			continue;
+		left--;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", option_kinds[i].usage,
+				      left > 1 ? ", " : left == 1 ? " or " : "");
+	}
+}
+
+static const struct option_kind *find_option(const char *f, const char *v, unsigned allowed)
+{
+	size_t klen = v ? (size_t)(v - f) : strlen(f);
+
+	for (size_t i = 0; i < NOPTION_KINDS; i++) {
+		const struct option_kind *k = &option_kinds[i];
+		if ((allowed & k->bit) && (v != NULL) == (k->set != NULL) &&
+		    strlen(k->key) == klen && strncmp(f, k->key, klen) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+static int parse_option(struct parser *p, const char *f, unsigned allowed,
+			unsigned *seen, struct options *o)
+{
+	const char *v = strchr(f, '=');
+	const struct option_kind *k = find_option(f, v, allowed);
+	char usage[128];
+
+	if (k == NULL) {
+		allowed_usage(allowed, usage, sizeof(usage));
+		return wl_parse_bad(p, "bad option '%s' (expected %s)", f, usage);
+	}
+	if (*seen & k->bit)
+		return wl_parse_bad(p, "%s given twice", k->key);
+	*seen |= k->bit;
+	if (k->set == NULL) {
+		o->flags |= k->bit;
+		return 0;
+	}
+	return k->set(p, v + 1, o);
+}
+
+int wl_parse_options(struct parser *p, char **f, int nf, unsigned allowed,
+		     struct options *o)
+{
+	unsigned seen = 0;
+
+	*o = (struct options){ .device = -1, .stream = -1 };
 	for (int i = 0; i < nf; i++) {
-		int rc = parse_option(p, f[i], stream_allowed, o);
+		int rc = parse_option(p, f[i], allowed, &seen, o);
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int check_fields(struct parser *p, char **f, int nf, int min, int max,
-			const char *usage)
+int wl_parse_check_fields(struct parser *p, char **f, int nf, int min, int max,
+			  const char *usage)
 {
 	if (nf < min)
-		return bad(p, "%s: missing %s", f[0], usage);
+		return wl_parse_bad(p, "%s: missing %s", f[0], usage);
 	if (nf > max)
-		return bad(p, "%s: extra field '%s'", f[0], f[max]);
+		return wl_parse_bad(p, "%s: extra field '%s'", f[0], f[max]);
 	return 0;
 }
 
@@ -212,7 +283,7 @@ static int new_id(struct parser *p, const char *key, struct id_entry **out)
 	struct id_entry *e;
 
 	if (p->t->nslots == UINT32_MAX)
-		return bad(p, "too many ids");
+		return wl_parse_bad(p, "too many ids");
 	e = calloc(1, sizeof(*e) + len + 1);
 	if (e == NULL)
 		return -ENOMEM;
@@ -238,9 +309,9 @@ static int live_id(struct parser *p, const char *cmd, const char *key,
 	struct id_entry *e = find_id(p, key);
 
 	if (e == NULL)
-		return bad(p, "%s of unknown id '%s'", cmd, key);
+		return wl_parse_bad(p, "%s of unknown id '%s'", cmd, key);
 	if (!e->live)
-		return bad(p, "%s of id '%s', freed on line %u", cmd, key, e->line);
+		return wl_parse_bad(p, "%s of id '%s', freed on line %u", cmd, key, e->line);
 	*out = e;
 	return 0;
 }
@@ -249,12 +320,12 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
 	struct id_entry *e;
-	int rc = check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
+	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
 
 	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
-		rc = bad(p, "bad size '%s'", f[2]);
+		rc = wl_parse_bad(p, "bad size '%s'", f[2]);
 	if (rc == 0)
-		rc = parse_options(p, f + 3, nf - 3, true, &o);
+		rc = wl_parse_options(p, f + 3, nf - 3, OPT_STREAM | OPT_DEVICE, &o);
 	/* ev->stream is 0, the default stream's index, unless another is named. */
 	if (rc == 0 && o.stream > 0)
 		rc = stream_index(p, o.stream, &ev->stream);
@@ -262,7 +333,7 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 		return rc;
 	e = find_id(p, f[1]);
 	if (e && e->live)
-		return bad(p, "id '%s' is already allocated (line %u)", f[1], e->line);
+		return wl_parse_bad(p, "id '%s' is already allocated (line %u)", f[1], e->line);
 	if (e == NULL && (rc = new_id(p, f[1], &e)) != 0)
 		return rc;
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
@@ -276,7 +347,7 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct id_entry *e = NULL;
-	int rc = check_fields(p, f, nf, 2, 2, "ID");
+	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc == 0)
 		rc = live_id(p, "free", f[1], &e);
@@ -292,10 +363,10 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct id_entry *e = NULL;
-	int rc = check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
+	int rc = wl_parse_check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
 
 	if (rc == 0)
-		rc = parse_stream(p, f[2], &ev->stream);
+		rc = wl_parse_stream(p, f[2], &ev->stream);
 	if (rc == 0)
 		rc = live_id(p, "record_stream", f[1], &e);
 	if (rc)
@@ -307,18 +378,21 @@ static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_eve
 
 static int parse_sync(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	int rc = check_fields(p, f, nf, 1, 2, "");
+	struct stream_entry *s = NULL;
+	int rc = wl_parse_check_fields(p, f, nf, 1, 2, "");
 
 	if (rc == 0 && nf == 2)
-		return parse_stream(p, f[1], &ev->stream);
-	ev->stream = -1;
-	return rc;
+		rc = wl_parse_stream_field(p, f[1], &s);
+	if (rc)
+		return rc;
+	ev->stream = s ? s->index : -1;
+	return wl_parse_sync_allowed(p, s);
 }
 
 static int parse_bare(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	(void)ev;
-	return check_fields(p, f, nf, 1, 1, "");
+	return wl_parse_check_fields(p, f, nf, 1, 1, "");
 }
 
 /* Upstream's range and words (torch.npu.set_per_process_memory_fraction). */
@@ -326,17 +400,17 @@ static int parse_fraction(struct parser *p, char **f, int nf, struct wl_event *e
 {
 	struct options o;
 	char *end;
-	int rc = check_fields(p, f, nf, 2, 3, "F");
+	int rc = wl_parse_check_fields(p, f, nf, 2, 3, "F");
 
 	if (rc)
 		return rc;
 	errno = 0;
 	ev->fraction = strtod(f[1], &end);
 	if (*end != '\0' || end == f[1] || errno == ERANGE || isnan(ev->fraction))
-		return bad(p, "bad fraction '%s'", f[1]);
+		return wl_parse_bad(p, "bad fraction '%s'", f[1]);
 	if (ev->fraction < 0.0 || ev->fraction > 1.0)
-		return bad(p, "Invalid fraction value: %s. Allowed range: 0~1", f[1]);
-	rc = parse_options(p, f + 2, nf - 2, false, &o);
+		return wl_parse_bad(p, "Invalid fraction value: %s. Allowed range: 0~1", f[1]);
+	rc = wl_parse_options(p, f + 2, nf - 2, OPT_DEVICE, &o);
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
 	return rc;
 }
@@ -354,6 +428,14 @@ static const struct command {
 	{ "reset_peak", WL_RESET_PEAK, parse_bare },
 	{ "reset_accumulated", WL_RESET_ACCUMULATED, parse_bare },
 	{ "fraction", WL_FRACTION, parse_fraction },
+	{ "capture_begin", WL_CAPTURE_BEGIN, wl_parse_capture_begin },
+	{ "capture_end", WL_CAPTURE_END, wl_parse_capture_end },
+	{ "graph_replay", WL_GRAPH_REPLAY, wl_parse_graph_replay },
+	{ "graph_reset", WL_GRAPH_RESET, wl_parse_graph_reset },
+	{ "mempool_create", WL_MEMPOOL_CREATE, wl_parse_mempool_create },
+	{ "mempool_begin", WL_MEMPOOL_BEGIN, wl_parse_mempool_begin },
+	{ "mempool_end", WL_MEMPOOL_END, wl_parse_mempool_end },
+	{ "mempool_release", WL_MEMPOOL_RELEASE, wl_parse_mempool_release },
 };
 
 /* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
@@ -411,7 +493,7 @@ static int parse_line(struct parser *p, char *line)
 			p->t->nevents++;
 		return rc;
 	}
-	return bad(p, "unknown command '%s'", f[0]);
+	return wl_parse_bad(p, "unknown command '%s'", f[0]);
 }
 
 static int parse_lines(struct parser *p, FILE *f)
@@ -424,7 +506,7 @@ static int parse_lines(struct parser *p, FILE *f)
 	while (rc == 0 && (n = getline(&line, &linecap, f)) >= 0) {
 		p->line++;
 		if (strlen(line) != (size_t)n)
-			rc = bad(p, "NUL byte in line");
+			rc = wl_parse_bad(p, "NUL byte in line");
 		else
 			rc = parse_line(p, line);
 	}
@@ -439,14 +521,9 @@ static void parser_release(struct parser *p)
 	struct id_entry *e, *etmp;
 	struct stream_entry *s, *stmp;
 
-	HASH_ITER(hh, p->ids, e, etmp) {
-		HASH_DEL(p->ids, e);
-		free(e);
-	}
-	HASH_ITER(hh, p->streams, s, stmp) {
-		HASH_DEL(p->streams, s);
-		free(s);
-	}
+	WL_HASH_FREE_ALL(p->ids, e, etmp);
+	WL_HASH_FREE_ALL(p->streams, s, stmp);
+	wl_parse_pools_release(p);
 }
 
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,

@@ -4,8 +4,9 @@
  * A trace that parses must be one a replay can trust without checking:
  * every event on a line the input has, in order, naming slots, streams and
  * devices that exist, and every free or record_stream naming an ID that is
- * live at that point. A refused trace must say which line, and that line
- * must exist too.
+ * live at that point; every graph and pool index below the trace's counts,
+ * and every capture_end ending a capture of its stream begun earlier. A
+ * refused trace must say which line, and that line must exist too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,13 +44,58 @@ static void check_event(const struct wl_trace *t, const struct wl_event *ev,
 		abort();
 }
 
+static bool names_a_graph(uint16_t op)
+{
+	return op == WL_CAPTURE_BEGIN || op == WL_CAPTURE_END || op == WL_GRAPH_REPLAY ||
+	       op == WL_GRAPH_RESET;
+}
+
+static bool names_a_pool(const struct wl_event *ev)
+{
+	return (ev->op == WL_CAPTURE_BEGIN && ev->pool != WL_NO_POOL) ||
+	       (ev->op >= WL_MEMPOOL_CREATE && ev->op <= WL_MEMPOOL_RELEASE);
+}
+
+/* The graph capturing on each dense stream (UINT32_MAX: none). */
+static void check_capture(const struct wl_event *ev, uint32_t *capturing)
+{
+	if (ev->op == WL_CAPTURE_BEGIN) {
+		if (capturing[ev->stream] != UINT32_MAX)
+			abort();
+		capturing[ev->stream] = ev->slot;
+	} else if (ev->op == WL_CAPTURE_END) {
+		if (capturing[ev->stream] != ev->slot)
+			abort();
+		capturing[ev->stream] = UINT32_MAX;
+	} else if (ev->op == WL_SYNC && ev->stream >= 0 && capturing[ev->stream] != UINT32_MAX) {
+		abort();
+	}
+}
+
+static void check_pools(const struct wl_trace *t, const struct wl_event *ev,
+			uint32_t *capturing)
+{
+	if (names_a_graph(ev->op) && ev->slot >= t->ngraphs)
+		abort();
+	if (names_a_pool(ev) && ev->pool >= t->npools)
+		abort();
+	if (ev->op == WL_MEMPOOL_CREATE && (ev->flags & ~(WL_POOL_USE_ON_OOM | WL_POOL_NO_SPLIT)))
+		abort();
+	check_capture(ev, capturing);
+}
+
 static void check_accepted(const struct wl_trace *t, unsigned lines)
 {
 	bool *live = calloc(t->nslots + 1, sizeof(*live));
+	uint32_t *capturing = malloc(t->nstreams * sizeof(*capturing));
 	uint32_t prev = 0;
 
-	if (live == NULL)
+	if (live == NULL || capturing == NULL) {
+		free(live);
+		free(capturing);
 		return;
+	}
+	memset(capturing, 0xff, t->nstreams * sizeof(*capturing));
 	if (t->max_device >= WL_MAX_DEVICES || t->nstreams == 0 ||
 	    t->stream_number[0] != 0)
 		abort();
@@ -59,11 +105,13 @@ static void check_accepted(const struct wl_trace *t, unsigned lines)
 			abort();
 		prev = ev->line;
 		check_event(t, ev, live);
+		check_pools(t, ev, capturing);
 	}
 	for (uint32_t s = 0; s < t->nstreams; s++)
 		if (t->stream_number[s] < 0 || t->stream_number[s] > t->max_stream)
 			abort();
 	free(live);
+	free(capturing);
 }
 
 static void check_refused(const char *err, unsigned lines)

@@ -138,7 +138,76 @@ gentrace)
 	status=0
 	"$gentrace" inference >out 2>err || status=$?
 	expect_status 2
-	expect_err "npumem-gentrace: unknown kind 'inference' (training, churn or random)"
+	expect_err "npumem-gentrace: unknown kind 'inference' (training, churn, random or decode-graphs)"
+	;;
+decode_graphs)
+	# The same decode-graph trace with one shared pool and with a pool each.
+	"$gentrace" decode-graphs --batches 1..64 --steps 20 --out shared.trace || fail "gentrace failed"
+	"$gentrace" decode-graphs --batches 1..64 --steps 20 --share-pool no --out own.trace ||
+		fail "gentrace failed"
+	grep -q '^capture_begin 1 pool=graphs graph=b64$' shared.trace || fail "no shared capture"
+	grep -q '^capture_begin 1 graph=b64$' own.trace || fail "no capture of its own"
+	run --format stats shared.trace
+	expect_status 0
+	shared=$(sed -n 's/^graph_pools.reserved_bytes //p' out)
+	grep -qx 'graph_pools.0_1.use_count 11' out || fail "11 graphs do not share pool (0,1)"
+	run --format stats own.trace
+	expect_status 0
+	own=$(sed -n 's/^graph_pools.reserved_bytes //p' out)
+	[ "$(grep -c '^graph_pools\.[0-9]*_0\.reserved_bytes ' out)" = 11 ] ||
+		fail "not 11 pools of their own"
+	[ -n "$shared" ] && [ -n "$own" ] || fail "no graph_pools.reserved_bytes"
+	[ "$shared" -gt 0 ] && [ "$shared" -lt "$own" ] ||
+		fail "sharing holds $shared bytes, a pool each $own"
+	run shared.trace
+	expect_status 0
+	grep -qx "graph pools hold $shared bytes" out || fail "no graph-pool line in the summary"
+	grep -qx "  pool (0,1): $shared bytes reserved in .*, use_count 11" out ||
+		fail "no line for pool (0,1)"
+	run --format json own.trace
+	expect_status 0
+	grep -q "^    \"reserved_bytes\": $own\$" out || fail "no graph_pools in the JSON"
+	;;
+graph_lines)
+	# A line that names nothing is refused before anything runs.
+	printf 'alloc a 1MiB\ncapture_begin 1 graph=g\ncapture_end 2\n' >bad.trace
+	run bad.trace
+	expect_status 2
+	expect_err "bad.trace:3: capture_end: stream 2 is not capturing"
+	printf 'capture_begin 1\nsync\n' >sync.trace
+	run sync.trace
+	expect_status 2
+	expect_err "sync.trace:2: sync: the runtime refuses to synchronize a device while stream 1 captures (capture_begin on line 1)"
+	# What the allocator refuses stops the replay with upstream's text.
+	printf 'alloc a 1MiB\ncapture_begin 0\n' >default.trace
+	run default.trace
+	expect_status 1
+	expect_err "default.trace:2: NPU graphs must be captured on a non-default stream. (However, after capture, it's ok to replay them on the default stream.)"
+	[ ! -s out ] || fail "a failed replay printed a report"
+	# Without graph or mempool lines the report has no graph pools.
+	printf 'alloc a 1MiB\n' >plain.trace
+	for format in summary stats json; do
+		run --format $format plain.trace
+		! grep -qi 'graph.pools' out || fail "graph pools in a $format report without graphs"
+	done
+	;;
+gentrace_decode_options)
+	status=0
+	"$gentrace" training --share-pool no >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --batches and --share-pool are decode-graphs options"
+	status=0
+	"$gentrace" decode-graphs --batches 8..3 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad batches '8..3' (LO..HI or increasing A,B,... in 1..1024)"
+	status=0
+	"$gentrace" decode-graphs --batches 1,4,2 >out 2>err || status=$?
+	expect_status 2
+	status=0
+	"$gentrace" decode-graphs --batches 1,3,5 --steps 4 >out 2>err || status=$?
+	expect_status 0
+	[ "$(grep -c '^capture_begin' out)" = 3 ] || fail "not 3 captures for 1,3,5"
+	grep -q '^capture_begin 1 pool=graphs graph=b5$' out || fail "5 is not captured first"
 	;;
 plugin_arena_stats)
 	# Device 0 keeps a (1 MiB); b (3000 B) is freed; c is on device 1.

@@ -19,6 +19,7 @@
 #include "workload/trace_gen.h"
 
 #include "bad_traces.h"
+#include "replay_fixture.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
@@ -26,77 +27,9 @@
 /* npu flavor: 1 MiB + 1 B, padded by 32 and rounded to 512. */
 #define BLOCK_1MIB_PLUS_1 1049088
 
-struct fixture {
-	struct npa *a;
-	struct wl_trace *t;
-	struct wl_replay *r;
-	char err[WL_ERRLEN];
-};
-
-/* The running fixture, so a failed test's teardown still shuts it down. */
-static struct fixture *current;
-
 static struct fixture *start(int devices, uint64_t capacity)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct npusim_config sc;
-	struct npa_options opt = { .flavor = &npa_flavor_npu, .device_count = devices };
-
-	assert_non_null(fx);
-	npusim_config_default(&sc, devices, capacity);
-	assert_int_equal(npusim_init(&sc), 0);
-	npa_conf_default(&opt.conf, opt.flavor);
-	assert_int_equal(npa_create(&opt, &fx->a), 0);
-	current = fx;
-	return fx;
-}
-
-static void stop_fixture(struct fixture *fx)
-{
-	if (fx->r) {
-		wl_replay_release_all(fx->r);
-		wl_replay_free(fx->r);
-	}
-	wl_trace_free(fx->t);
-	npa_destroy(fx->a, NULL);
-	npusim_shutdown();
-	free(fx);
-	current = NULL;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (current)
-		stop_fixture(current);
-	else if (npusim_initialized())
-		npusim_shutdown();
-	return 0;
-}
-
-static int parse(struct fixture *fx, const char *text, size_t len)
-{
-	FILE *f = fmemopen((void *)text, len ? len : strlen(text), "r");
-	int rc;
-
-	assert_non_null(f);
-	rc = wl_trace_parse(f, "t", &fx->t, fx->err, sizeof(fx->err));
-	fclose(f);
-	return rc;
-}
-
-static void load(struct fixture *fx, const char *text)
-{
-	if (parse(fx, text, 0) != 0)
-		fail_msg("parse: %s", fx->err);
-	if (wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)) != 0)
-		fail_msg("replay_new: %s", fx->err);
-}
-
-static void run_all(struct fixture *fx)
-{
-	if (wl_replay_run(fx->r, 0, fx->t->nevents, NULL, fx->err, sizeof(fx->err)) != 0)
-		fail_msg("replay: %s", fx->err);
+	return start_flavor(&npa_flavor_npu, devices, capacity);
 }
 
 static struct npa_stats stats(struct fixture *fx, int device)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "alloc/allocator_switch.h"
+#include "alloc/mempool.h"
 #include <npumemfs/npusim.h>
 #include "workload/replay.h"
 
@@ -230,6 +231,39 @@ static void caching_current_replays_into_the_caching_allocator(void **state)
 	assert_int_equal(allocations_of(CACHING, 1).allocated, 2);
 }
 
+static const char a_capture[] =
+	"alloc a 1MiB\n"
+	"capture_begin 1 pool=P\n"
+	"alloc b 1MiB stream=1\n"
+	"capture_end 1\n";
+
+/* Graphs and pools are the caching allocator's: a plug-in has none. */
+static void graph_lines_are_refused_with_a_plugin_current(void **state)
+{
+	(void)state;
+	use_passthrough();
+	assert_int_equal(load(a_capture), 0);
+	assert_int_equal(wl_replay_run(fx.r, 0, fx.t->nevents, NULL, fx.err, sizeof(fx.err)),
+			 -ENOTSUP);
+	assert_string_equal(fx.err, "t:2: capture_begin: graphs and memory pools belong to "
+				    "the caching allocator, and a plug-in allocator is current");
+	assert_int_equal(counters().position, 1);
+}
+
+static void graph_lines_go_to_the_caching_allocator_when_current(void **state)
+{
+	struct npa_pool_info *pools;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(load(a_capture), 0);
+	run(0, fx.t->nevents);
+	assert_int_equal(npa_pool_list(fx.npa, 0, &pools, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(pools[0].allocated_bytes, 1048576 + 512);
+	free(pools);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +274,8 @@ int main(void)
 		T(plugin_null_is_an_oom_and_its_free_is_skipped),
 		T(a_device_the_switch_lacks_is_refused),
 		T(caching_current_replays_into_the_caching_allocator),
+		T(graph_lines_are_refused_with_a_plugin_current),
+		T(graph_lines_go_to_the_caching_allocator_when_current),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -224,6 +224,71 @@ static void kinds_are_found_by_name(void **state)
 	assert_string_equal(wl_gen_kind_name(WL_GEN_CHURN), "churn");
 }
 
+static void batches_are_vllm_sizes_in_a_range_or_a_list(void **state)
+{
+	struct wl_gen_options o = { 0 };
+	static const unsigned vllm[] = { 1, 2, 4, 8, 16, 24, 32 };
+
+	(void)state;
+	assert_int_equal(wl_gen_parse_batches("1..32", &o), 0);
+	assert_int_equal(o.nbatches, 7);
+	assert_memory_equal(o.batches, vllm, sizeof(vllm));
+	assert_int_equal(wl_gen_parse_batches(WL_GEN_DEFAULT_BATCHES, &o), 0);
+	assert_int_equal(o.nbatches, 35);
+	assert_int_equal(o.batches[34], 256);
+	assert_int_equal(wl_gen_parse_batches("3,5,1000", &o), 0);
+	assert_int_equal(o.nbatches, 3);
+	assert_int_equal(o.batches[2], 1000);
+	/* Refused, and nothing changes. */
+	assert_int_equal(wl_gen_parse_batches("3..3", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("8..1", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("0..8", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("1..1025", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("2,2", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("1,", &o), -EINVAL);
+	assert_int_equal(wl_gen_parse_batches("", &o), -EINVAL);
+	assert_int_equal(o.nbatches, 3);
+}
+
+/* One capture per size, largest first, each ended; replays only of them. */
+static void decode_graphs_captures_each_size_once_then_replays(void **state)
+{
+	struct wl_gen_options opt = { .seed = 7, .steps = 50 };
+	struct text text = { 0 };
+	FILE *f = open_memstream(&text.data, &text.len);
+
+	(void)state;
+	assert_int_equal(wl_gen_parse_batches("1..64", &opt), 0);
+	assert_int_equal(wl_gen_write(WL_GEN_DECODE_GRAPHS, &opt, f), 0);
+	assert_int_equal(fclose(f), 0);
+	struct wl_trace *t = parse(&text);
+	assert_int_equal(count_op(t, WL_CAPTURE_BEGIN), 11);
+	assert_int_equal(count_op(t, WL_CAPTURE_END), 11);
+	assert_int_equal(count_op(t, WL_GRAPH_REPLAY), 50);
+	assert_int_equal(t->ngraphs, 11);
+	assert_int_equal(t->npools, 1);
+	assert_non_null(strstr(text.data, "capture_begin 1 pool=graphs graph=b64\n"));
+	assert_true(strstr(text.data, "graph=b64") < strstr(text.data, "graph=b1\n"));
+	wl_trace_free(t);
+	free(text.data);
+}
+
+static void decode_graphs_without_sharing_names_no_pool(void **state)
+{
+	struct wl_gen_options opt = { .seed = 1, .steps = 1, .own_pools = true };
+	struct text text = { 0 };
+	FILE *f = open_memstream(&text.data, &text.len);
+
+	(void)state;
+	assert_int_equal(wl_gen_write(WL_GEN_DECODE_GRAPHS, &opt, f), 0);
+	assert_int_equal(fclose(f), 0);
+	struct wl_trace *t = parse(&text);
+	assert_int_equal(t->ngraphs, 35);
+	assert_int_equal(t->npools, 0);
+	wl_trace_free(t);
+	free(text.data);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +302,9 @@ int main(void)
 		cmocka_unit_test(random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib),
 		cmocka_unit_test(steps_count_events_before_the_final_frees),
 		cmocka_unit_test(kinds_are_found_by_name),
+		cmocka_unit_test(batches_are_vllm_sizes_in_a_range_or_a_list),
+		cmocka_unit_test(decode_graphs_captures_each_size_once_then_replays),
+		cmocka_unit_test(decode_graphs_without_sharing_names_no_pool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,91 @@ static void every_command_has_its_op(void **state)
 	wl_trace_free(t);
 }
 
+/* A graph name keeps its index; each unnamed capture is a graph of its own. */
+static void captures_resolve_graphs_pools_and_streams(void **state)
+{
+	struct wl_trace *t = parse_ok("capture_begin 3 pool=P graph=g device=2\n"
+				      "alloc a 1 stream=3 device=2\ncapture_end 3\n"
+				      "capture_begin 1 pool=P\nsync 3\ncapture_end 1\n"
+				      "capture_begin 1\ncapture_end 1\n"
+				      "graph_reset g\ncapture_begin 1 graph=g\ncapture_end 1\n"
+				      "graph_replay g stream=5\ngraph_replay g\n"
+				      "capture_begin 4 graph=h device=2\ncapture_end 4\ngraph_replay h\n");
+	const struct wl_event *ev = t->events;
+
+	(void)state;
+	assert_int_equal(t->nevents, 16);
+	assert_int_equal(ev[0].op, WL_CAPTURE_BEGIN);
+	assert_int_equal(ev[0].slot, 0);
+	assert_int_equal(ev[0].pool, 0);
+	assert_int_equal(ev[0].device, 2);
+	assert_int_equal(t->stream_number[ev[0].stream], 3);
+	assert_int_equal(ev[2].op, WL_CAPTURE_END);
+	assert_int_equal(ev[2].slot, 0);
+	assert_int_equal(ev[2].device, 2);
+	assert_int_equal(ev[2].stream, ev[0].stream);
+	/* The same pool name, another graph. */
+	assert_int_equal(ev[3].slot, 1);
+	assert_int_equal(ev[3].pool, 0);
+	assert_int_equal(ev[3].device, 0);
+	assert_int_equal(ev[4].op, WL_SYNC);
+	assert_int_equal(ev[5].slot, 1);
+	assert_int_equal(ev[6].slot, 2);
+	assert_int_equal(ev[6].pool, WL_NO_POOL);
+	assert_int_equal(ev[8].op, WL_GRAPH_RESET);
+	assert_int_equal(ev[8].slot, 0);
+	assert_int_equal(ev[9].slot, 0);
+	assert_int_equal(ev[11].op, WL_GRAPH_REPLAY);
+	assert_int_equal(t->stream_number[ev[11].stream], 5);
+	/* Replayed where its latest capture was: device 0 now. */
+	assert_int_equal(ev[11].device, 0);
+	assert_int_equal(ev[12].stream, 0);
+	assert_int_equal(ev[15].slot, 3);
+	assert_int_equal(ev[15].device, 2);
+	assert_int_equal(t->ngraphs, 4);
+	assert_int_equal(t->npools, 1);
+	assert_int_equal(t->max_device, 2);
+	wl_trace_free(t);
+}
+
+static void mempools_take_flags_and_share_names_with_pools(void **state)
+{
+	struct wl_trace *t = parse_ok("mempool_create m no_split use_on_oom device=1\n"
+				      "mempool_create n use_on_oom\nmempool_begin m stream=0\n"
+				      "alloc a 1 device=1\nmempool_end m\n"
+				      "capture_begin 2 pool=n\ncapture_end 2\n"
+				      "mempool_begin m stream=2\nmempool_end m\nmempool_release m\n"
+				      "mempool_release n\n");
+	const struct wl_event *ev = t->events;
+	static const enum wl_op ops[] = {
+		WL_MEMPOOL_CREATE, WL_MEMPOOL_CREATE, WL_MEMPOOL_BEGIN, WL_ALLOC,
+		WL_MEMPOOL_END, WL_CAPTURE_BEGIN, WL_CAPTURE_END, WL_MEMPOOL_BEGIN,
+		WL_MEMPOOL_END, WL_MEMPOOL_RELEASE, WL_MEMPOOL_RELEASE,
+	};
+
+	(void)state;
+	assert_int_equal(t->nevents, 11);
+	for (size_t i = 0; i < 11; i++)
+		assert_int_equal(ev[i].op, ops[i]);
+	assert_int_equal(ev[0].flags, WL_POOL_USE_ON_OOM | WL_POOL_NO_SPLIT);
+	assert_int_equal(ev[0].pool, 0);
+	assert_int_equal(ev[0].device, 1);
+	assert_int_equal(ev[1].flags, WL_POOL_USE_ON_OOM);
+	assert_int_equal(ev[1].pool, 1);
+	assert_int_equal(ev[1].device, 0);
+	/* A mempool's lines are on its device. */
+	assert_int_equal(ev[2].device, 1);
+	assert_int_equal(ev[2].stream, 0);
+	assert_int_equal(ev[4].device, 1);
+	assert_int_equal(ev[5].pool, 1);
+	assert_int_equal(t->stream_number[ev[7].stream], 2);
+	assert_int_equal(ev[9].pool, 0);
+	assert_int_equal(ev[10].pool, 1);
+	assert_int_equal(t->npools, 2);
+	assert_int_equal(t->ngraphs, 1);
+	wl_trace_free(t);
+}
+
 static void empty_trace_has_no_events(void **state)
 {
 	struct wl_trace *t = parse_ok("# nothing\n");
@@ -210,7 +295,7 @@ static void load_names_messages_after_the_path(void **state)
 
 int main(void)
 {
-	static struct CMUnitTest tests[NBAD_TRACES + 12];
+	static struct CMUnitTest tests[NBAD_TRACES + 16];
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
 		cmocka_unit_test(sizes_take_binary_suffixes),
@@ -220,6 +305,8 @@ int main(void)
 		cmocka_unit_test(free_and_record_stream_carry_the_device_of_their_id),
 		cmocka_unit_test(fraction_accepts_zero_and_one_with_a_device),
 		cmocka_unit_test(every_command_has_its_op),
+		cmocka_unit_test(captures_resolve_graphs_pools_and_streams),
+		cmocka_unit_test(mempools_take_flags_and_share_names_with_pools),
 		cmocka_unit_test(empty_trace_has_no_events),
 		cmocka_unit_test(missing_file_gives_its_name_and_enoent),
 		cmocka_unit_test(load_names_messages_after_the_path),

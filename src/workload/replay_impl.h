@@ -1,0 +1,58 @@
+/*
+ * replay_impl.h - a replay's state, shared by replay.c (allocations,
+ * streams, the loop) and replay_pools.c (graphs and mempools).
+ */
+#ifndef NPUMEMFS_REPLAY_IMPL_H
+#define NPUMEMFS_REPLAY_IMPL_H
+
+#include <stdbool.h>
+
+#include "alloc/graph.h"
+#include "alloc/mempool.h"
+#include "replay.h"
+
+/* A trace's pool name, as the replay has it now. */
+struct wl_pool_state {
+	struct npa_pool_id id;
+	bool taken;          /* id holds the handle the first line naming it took */
+	bool live;           /* a mempool created and not released */
+	bool routing;        /* a mempool_begin not yet ended */
+	int device;
+};
+
+/*
+ * The current device is per thread and the allocator sets it too, so it is
+ * set before every call that depends on it rather than remembered.
+ */
+struct wl_replay {
+	const struct wl_target_ops *ops;
+	void *ctx;            /* the target's */
+	const struct wl_trace *t;
+	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
+	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
+	int ndevices;         /* devices the trace uses: max_device + 1 */
+	bool check;
+	struct wl_replay_counters c;
+	char msg[NPA_ERRLEN]; /* what the allocator said, before the prefix */
+	struct npa *npa;      /* the caching allocator the graphs and pools are in */
+	struct npa_graph **graphs;     /* [ngraphs], made at their first capture */
+	struct wl_pool_state *pools;   /* [npools] */
+};
+
+/* "TRACE:LINE: what" into err; returns rc. */
+int wl_replay_fail(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
+		   size_t errlen, const char *what);
+/* The stream of (device, dense index), made on first use (NULL: default);
+ * 0 or -EIO with the runtime's error in err. */
+int wl_replay_stream(struct wl_replay *r, const struct wl_event *ev, int device,
+		     int32_t index, aclrtStream *out, char *err, size_t errlen);
+
+/* Graph and mempool events (replay_pools.c). */
+int wl_replay_pools_new(struct wl_replay *r);
+int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen);
+/* End of a loop: free the graphs, destroy the live mempools, forget handles. */
+void wl_replay_pools_release(struct wl_replay *r);
+void wl_replay_pools_free(struct wl_replay *r);
+
+#endif /* NPUMEMFS_REPLAY_IMPL_H */

@@ -1,0 +1,264 @@
+/*
+ * replay_pools.c - graph and mempool events, carried out with the caching
+ * allocator's NPUGraph and MemPool calls (graph.h, mempool.h) in the order
+ * torch_npu makes them, so that a refusal is upstream's, with its text.
+ *
+ * Graphs and private pools exist only in the caching allocator: with a
+ * plug-in current (the allocator switch) these events are refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_impl.h"
+
+/* Every capture is torch.npu.graph's default, capture_error_mode="global". */
+#define CAPTURE_MODE ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+
+static const char *const pool_op_names[] = {
+	[WL_CAPTURE_BEGIN - WL_CAPTURE_BEGIN] = "capture_begin",
+	[WL_CAPTURE_END - WL_CAPTURE_BEGIN] = "capture_end",
+	[WL_GRAPH_REPLAY - WL_CAPTURE_BEGIN] = "graph_replay",
+	[WL_GRAPH_RESET - WL_CAPTURE_BEGIN] = "graph_reset",
+	[WL_MEMPOOL_CREATE - WL_CAPTURE_BEGIN] = "mempool_create",
+	[WL_MEMPOOL_BEGIN - WL_CAPTURE_BEGIN] = "mempool_begin",
+	[WL_MEMPOOL_END - WL_CAPTURE_BEGIN] = "mempool_end",
+	[WL_MEMPOOL_RELEASE - WL_CAPTURE_BEGIN] = "mempool_release",
+};
+
+int wl_replay_pools_new(struct wl_replay *r)
+{
+	const struct wl_trace *t = r->t;
+
+	r->graphs = calloc(t->ngraphs ? t->ngraphs : 1, sizeof(*r->graphs));
+	r->pools = calloc(t->npools ? t->npools : 1, sizeof(*r->pools));
+	return r->graphs && r->pools ? 0 : -ENOMEM;
+}
+
+/* 0, or rc with "TRACE:LINE: <what the allocator said>". */
+static int said(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
+		size_t errlen)
+{
+	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
+}
+
+/* The caching allocator, unless a plug-in serves the replay now. */
+static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *err,
+			size_t errlen)
+{
+	struct npa *a = r->ops->caching ? r->ops->caching(r->ctx) : NULL;
+
+	if (a != NULL) {
+		r->npa = a;
+		return 0;
+	}
+	snprintf(r->msg, sizeof(r->msg), "%s: graphs and memory pools belong to the caching "
+		 "allocator, and a plug-in allocator is current",
+		 pool_op_names[ev->op - WL_CAPTURE_BEGIN]);
+	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
+}
+
+/* The first line naming a pool takes graph_pool_handle(); later ones share it. */
+static struct npa_pool_id pool_id(struct wl_replay *r, uint32_t index)
+{
+	struct wl_pool_state *p = &r->pools[index];
+
+	if (!p->taken) {
+		p->id = npa_graph_pool_handle(r->npa, true);
+		p->taken = true;
+	}
+	return p->id;
+}
+
+static int capture_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen)
+{
+	struct npa_graph **g = &r->graphs[ev->slot];
+	struct npa_pool_id pool = { 0, 0 };
+	aclrtStream s;
+	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen);
+
+	if (rc)
+		return rc;
+	if (*g == NULL && (rc = npa_graph_new(r->npa, g)) != 0)
+		return wl_replay_fail(r, ev, rc, err, errlen, "out of memory");
+	if (ev->pool != WL_NO_POOL)
+		pool = pool_id(r, ev->pool);
+	aclrtSetDevice(ev->device);
+	rc = npa_graph_capture_begin(*g, ev->device, s, pool, CAPTURE_MODE, r->msg,
+				     sizeof(r->msg));
+	return said(r, ev, rc, err, errlen);
+}
+
+/* A graph the replay made: the parser saw its capture_begin first, and a
+ * replay stops at a capture_begin that fails before making it. */
+static struct npa_graph *graph_of(struct wl_replay *r, const struct wl_event *ev)
+{
+	return r->graphs[ev->slot];
+}
+
+/* A call on the graph and a stream: capture_end's and replay's. */
+static int on_stream(struct wl_replay *r, const struct wl_event *ev, char *err,
+		     size_t errlen,
+		     int (*call)(struct npa_graph *g, aclrtStream s, char *err, size_t errlen))
+{
+	aclrtStream s;
+	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen);
+
+	if (rc)
+		return rc;
+	aclrtSetDevice(ev->device);
+	rc = call(graph_of(r, ev), s, r->msg, sizeof(r->msg));
+	return said(r, ev, rc, err, errlen);
+}
+
+static int capture_end(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	return on_stream(r, ev, err, errlen, npa_graph_capture_end);
+}
+
+static int graph_replay(struct wl_replay *r, const struct wl_event *ev, char *err,
+			size_t errlen)
+{
+	return on_stream(r, ev, err, errlen, npa_graph_replay);
+}
+
+static int graph_reset(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return npa_graph_reset(graph_of(r, ev));
+}
+
+/* MemPool(use_on_oom, no_split): createOrIncrefPool, then the flags. */
+static int mempool_create(struct wl_replay *r, const struct wl_event *ev, char *err,
+			  size_t errlen)
+{
+	struct wl_pool_state *p = &r->pools[ev->pool];
+	struct npa_pool_id id = pool_id(r, ev->pool);
+	int rc = npa_create_or_incref_pool(r->npa, ev->device, id);
+
+	if (rc == 0 && (ev->flags & WL_POOL_USE_ON_OOM))
+		rc = npa_set_use_on_oom(r->npa, ev->device, id, true);
+	if (rc == 0 && (ev->flags & WL_POOL_NO_SPLIT))
+		rc = npa_set_no_split(r->npa, ev->device, id);
+	if (rc) {
+		snprintf(r->msg, sizeof(r->msg), "MemPool: %s", strerror(-rc));
+		return said(r, ev, rc, err, errlen);
+	}
+	p->live = true;
+	p->device = ev->device;
+	return 0;
+}
+
+/* _npu_beginAllocateCurrentStreamToPool's filter: the one stream. */
+static bool on_the_stream(aclrtStream stream, void *arg)
+{
+	return stream == (aclrtStream)arg;
+}
+
+static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen)
+{
+	aclrtStream s;
+	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = npa_begin_allocate_to_pool(r->npa, ev->device, pool_id(r, ev->pool), on_the_stream,
+					s, r->msg, sizeof(r->msg));
+	if (rc == 0)
+		r->pools[ev->pool].routing = true;
+	return said(r, ev, rc, err, errlen);
+}
+
+/* use_mem_pool's exit: endAllocateToPool, then releasePool for the use
+ * beginAllocateToPool took. */
+static int mempool_end(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	struct npa_pool_id id = pool_id(r, ev->pool);
+	int rc = npa_end_allocate_to_pool(r->npa, ev->device, id, r->msg, sizeof(r->msg));
+
+	if (rc == 0)
+		r->pools[ev->pool].routing = false;
+	if (rc == 0)
+		rc = npa_release_pool(r->npa, ev->device, id, r->msg, sizeof(r->msg));
+	return said(r, ev, rc, err, errlen);
+}
+
+/* ~MemPool: setUseOnOOM(false), releasePool, emptyCache(id). */
+static int destroy_mempool(struct wl_replay *r, uint32_t index)
+{
+	struct wl_pool_state *p = &r->pools[index];
+	int rc;
+
+	npa_set_use_on_oom(r->npa, p->device, p->id, false);
+	rc = npa_release_pool(r->npa, p->device, p->id, r->msg, sizeof(r->msg));
+	if (rc == 0)
+		rc = npa_empty_cache_pool(r->npa, p->device, p->id);
+	p->live = false;
+	return rc;
+}
+
+static int mempool_release(struct wl_replay *r, const struct wl_event *ev, char *err,
+			   size_t errlen)
+{
+	return said(r, ev, destroy_mempool(r, ev->pool), err, errlen);
+}
+
+static int (*const pool_ops[])(struct wl_replay *r, const struct wl_event *ev,
+			       char *err, size_t errlen) = {
+	[WL_CAPTURE_BEGIN - WL_CAPTURE_BEGIN] = capture_begin,
+	[WL_CAPTURE_END - WL_CAPTURE_BEGIN] = capture_end,
+	[WL_GRAPH_REPLAY - WL_CAPTURE_BEGIN] = graph_replay,
+	[WL_GRAPH_RESET - WL_CAPTURE_BEGIN] = graph_reset,
+	[WL_MEMPOOL_CREATE - WL_CAPTURE_BEGIN] = mempool_create,
+	[WL_MEMPOOL_BEGIN - WL_CAPTURE_BEGIN] = mempool_begin,
+	[WL_MEMPOOL_END - WL_CAPTURE_BEGIN] = mempool_end,
+	[WL_MEMPOOL_RELEASE - WL_CAPTURE_BEGIN] = mempool_release,
+};
+
+int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen)
+{
+	int rc = need_caching(r, ev, err, errlen);
+
+	return rc ? rc : pool_ops[ev->op - WL_CAPTURE_BEGIN](r, ev, err, errlen);
+}
+
+static void free_graphs(struct wl_replay *r)
+{
+	for (uint32_t i = 0; i < r->t->ngraphs; i++) {
+		npa_graph_free(r->graphs[i]);
+		r->graphs[i] = NULL;
+	}
+}
+
+/* As the objects would go at the end of a program: graphs, then mempools
+ * (a use_mem_pool still open exits first). */
+void wl_replay_pools_release(struct wl_replay *r)
+{
+	free_graphs(r);
+	for (uint32_t i = 0; i < r->t->npools; i++) {
+		struct wl_pool_state *p = &r->pools[i];
+		if (p->routing) {
+			npa_end_allocate_to_pool(r->npa, p->device, p->id, NULL, 0);
+			npa_release_pool(r->npa, p->device, p->id, NULL, 0);
+		}
+		if (p->live)
+			destroy_mempool(r, i);
+		*p = (struct wl_pool_state){ 0 };
+	}
+}
+
+void wl_replay_pools_free(struct wl_replay *r)
+{
+	if (r->graphs != NULL)
+		free_graphs(r);
+	free(r->graphs);
+	free(r->pools);
+}
