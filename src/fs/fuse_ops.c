@@ -25,6 +25,7 @@ struct fh {
 	pthread_mutex_t lock;    /* two threads may read one handle */
 	struct sbuf out;
 	bool fresh;              /* rendered by open, not yet read */
+	bool judged;             /* a write was accepted or refused: one per open */
 	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
 	LIST_ENTRY(fh) link;     /* in nmfs.open_files */
 };
@@ -346,6 +347,26 @@ static int refuse(struct nmfs *d, const struct target *t, int rc, const char *wh
 	return rc;
 }
 
+/*
+ * One open, one command. A refused write leaves the file offset at 0, so
+ * without this the next write of the same printf ("garbage\n1\n" in two
+ * writes) would be carried out after the shell was told the first failed.
+ */
+static bool judge_once(struct fh *fh)
+{
+	pthread_mutex_lock(&fh->lock);
+	bool first = !fh->judged;
+	fh->judged = true;
+	pthread_mutex_unlock(&fh->lock);
+	return first;
+}
+
+/* A full 4096-byte chunk with no newline is the front of a longer value. */
+static bool too_long(const char *buf, size_t size)
+{
+	return size > NMFS_WRITE_MAX || (size == NMFS_WRITE_MAX && buf[size - 1] != '\n');
+}
+
 /* sysfs store: the whole value in one write at offset 0. */
 static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 		      size_t size, off_t off)
@@ -353,10 +374,13 @@ static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 	const struct target *t = &fh->t;
 	char value[NMFS_WRITE_MAX + 1], err[NMFS_ERRLEN] = "";
 
+	if (!judge_once(fh))
+		return refuse(d, t, -EINVAL,
+			      "one command per open: this handle was written already, open the file again");
 	if (off != 0)
 		return refuse(d, t, -EINVAL, "writes must start at offset 0");
-	if (size > NMFS_WRITE_MAX)
-		return refuse(d, t, -EFBIG, "value longer than 4096 bytes");
+	if (too_long(buf, size))
+		return refuse(d, t, -EFBIG, "value of 4096 bytes or more");
 	if (memchr(buf, '\0', size))
 		return refuse(d, t, -EINVAL, "value contains a NUL byte");
 	memcpy(value, buf, size);
@@ -367,6 +391,8 @@ static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 				sizeof(err));
 	if (rc)
 		return refuse(d, t, rc, err[0] ? err : strerror(-rc));
+	/* last_error speaks of the last write: a success clears it. */
+	tree_set_error(&d->errors, t, "");
 	pthread_mutex_lock(&fh->lock);
 	fh->fresh = false;
 	pthread_mutex_unlock(&fh->lock);

@@ -51,14 +51,15 @@ bad workload/replay /nonexistent.trace "No such file or directory" \
 # Two newlines in one write, and a write not at offset 0, are refused.
 python3 - "$MNT/ctl/empty_cache" <<'PY' || fail "a malformed write was accepted"
 import errno, os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
 for data, off in ((b"1\n\n", 0), (b"1", 5)):
+    fd = os.open(sys.argv[1], os.O_WRONLY)
     try:
         os.pwrite(fd, data, off)
         sys.exit(f"{data!r} at {off} accepted")
     except OSError as e:
         if e.errno != errno.EINVAL:
             sys.exit(f"{data!r} at {off}: {e}")
+    os.close(fd)
 PY
 grep -q "last_error: writes must start at offset 0" "$MNT/ctl/empty_cache" \
 	|| fail "last_error does not explain the offset"
@@ -75,8 +76,29 @@ for name in ("empty_cache", "reset_peak_stats", "reset_accumulated_stats"):
         if e.errno != errno.EFBIG:
             sys.exit(f"{name}: {e}")
 PY
-grep -q "last_error: value longer than 4096 bytes" "$MNT/ctl/reset_peak_stats" \
+grep -q "last_error: value of 4096 bytes or more" "$MNT/ctl/reset_peak_stats" \
 	|| fail "last_error does not explain the size"
+
+# One open, one command: after a refused write the next one on the same
+# handle (the second line of a printf) is refused too, and nothing happens.
+reserved=$(value memory_reserved)
+python3 - "$MNT/ctl/empty_cache" <<'PY' || fail "a second write on one handle was carried out"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+for data in (b"garbage\n", b"1\n"):
+    try:
+        os.write(fd, data)
+        sys.exit(f"{data!r} accepted")
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            sys.exit(f"{data!r}: {e}")
+PY
+expect_eq "$(value memory_reserved)" "$reserved" "memory_reserved after the refused printf"
+grep -q "last_error: one command per open" "$MNT/ctl/empty_cache" \
+	|| fail "last_error does not explain the second write"
+# A good write clears last_error: it speaks of the last write.
+echo device1 >"$MNT/ctl/empty_cache" || fail "empty_cache device1"
+grep -q '^last_error: none$' "$MNT/ctl/empty_cache" || fail "a success did not clear last_error"
 
 # Good writes do what they say: peaks and totals restart from now.
 expect_eq "$(value max_memory_allocated)" 67109376 "peak before reset"
