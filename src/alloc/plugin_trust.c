@@ -68,9 +68,13 @@ static int check_file(int fd, const char *canon, uid_t owner, char *err,
 		snprintf(err, errlen, "cannot stat %s: %s", canon, strerror(e));
 		return -e;
 	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is a folder, not a shared object", canon);
+		return -EISDIR;
+	}
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s is not a regular file", canon);
-		return -EACCES;
+		return -ENOTSUP;
 	}
 	if (!safe_owner(st.st_uid, owner)) {
 		snprintf(err, errlen, "%s is owned by uid %u, not by root or uid %u",
@@ -168,7 +172,9 @@ int plugin_trust_open(const char *path, const char *allowed_dirs, uid_t owner,
 	if (rc)
 		return rc;
 
-	int fd = open(canon, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named x.so must not hold ctl/allocator (and a
+	 * FUSE thread) until someone writes to it; fstat then refuses it. */
+	int fd = open(canon, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno == ELOOP ? EACCES : errno;
 		snprintf(err, errlen, "cannot open plug-in %s: %s", canon,

@@ -160,7 +160,7 @@ static int prepare(struct replay_worker *rw, const char *path, char *err,
 {
 	struct wl_trace *t = NULL;
 	struct wl_replay *r = NULL;
-	int rc = wl_trace_load(path, &t, err, errlen);
+	int rc = wl_trace_load_file(path, &t, err, errlen);
 
 	if (rc == 0)
 		rc = wl_replay_new_target(&rw->target, t, &r, err, errlen);

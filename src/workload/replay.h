@@ -134,6 +134,12 @@ struct wl_trace {
  * cannot be read. `path` "-" reads stdin.
  */
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
+/*
+ * The same for a daemon: only a regular file, opened without blocking, so
+ * a FIFO or a device named by a user cannot hold a thread. -EISDIR for a
+ * folder, -EINVAL for anything else that is not a regular file.
+ */
+int wl_trace_load_file(const char *path, struct wl_trace **out, char *err, size_t errlen);
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 		   size_t errlen);
 void wl_trace_free(struct wl_trace *t);

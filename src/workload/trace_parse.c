@@ -8,11 +8,14 @@
  * reasons the allocator gives.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
@@ -571,6 +574,46 @@ int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t err
 	rc = wl_trace_parse(f, path, out, err, errlen);
 	if (!is_stdin)
 		fclose(f);
+	return rc;
+}
+
+/* `path` opened for reading if it is a regular file, else -errno (err). */
+static int open_regular(const char *path, FILE **out, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int rc = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (S_ISDIR(st.st_mode))
+		rc = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	if (rc == 0 && fcntl(fd, F_SETFL, 0) < 0)
+		rc = -errno;
+	if (rc == 0 && (*out = fdopen(fd, "r")) == NULL)
+		rc = -errno;
+	if (rc == 0)
+		return 0;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		snprintf(err, errlen, "%s: %s", path,
+			 rc == -EINVAL ? "not a regular file (a FIFO or a device would block)"
+				       : strerror(-rc));
+	return rc;
+}
+
+int wl_trace_load_file(const char *path, struct wl_trace **out, char *err, size_t errlen)
+{
+	FILE *f;
+	int rc = open_regular(path, &f, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = wl_trace_parse(f, path, out, err, errlen);
+	fclose(f);
 	return rc;
 }
 

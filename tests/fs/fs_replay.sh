@@ -34,6 +34,15 @@ grep -q "^last_error: $WORK/bad.trace:2: " "$MNT/workload/replay" \
 	|| fail "last_error does not name line 2: $(cat "$MNT/workload/replay")"
 expect_eq "$(value memory_allocated)" 67109376 "a bad trace changes nothing"
 
+# A FIFO, a device or a folder is no trace: refused at once, never waited on.
+mkfifo "$WORK/fifo.trace"
+expect_fail "timeout 10 bash -c \"echo '$WORK/fifo.trace' > '$MNT/workload/replay'\"" "Invalid argument"
+grep -q "^last_error: $WORK/fifo.trace: not a regular file" "$MNT/workload/replay" \
+	|| fail "last_error does not explain the FIFO: $(cat "$MNT/workload/replay")"
+expect_fail "echo /dev/zero > '$MNT/workload/replay'" "Invalid argument"
+expect_fail "echo '$WORK' > '$MNT/workload/replay'" "Is a directory"
+expect_eq "$(value memory_allocated)" 67109376 "refused paths change nothing"
+
 printf '%s\n' 'alloc c 2MiB' >"$WORK/two.trace"
 echo "$WORK/two.trace" >"$MNT/workload/replay" || fail "a second replay"
 wait_state done

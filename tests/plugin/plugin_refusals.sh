@@ -37,6 +37,11 @@ refuse "$PRIVATE/link.so passthrough_alloc passthrough_free" "Permission denied"
 echo "not an object" >"$PRIVATE/text.so"
 chmod 0644 "$PRIVATE/text.so"
 refuse "$PRIVATE/text.so a b" "Exec format error" "not a loadable shared object"
+# A FIFO named like a plug-in is refused at once, not waited on.
+mkfifo -m 0644 "$PRIVATE/fifo.so"
+refuse "$PRIVATE/fifo.so a b" "Operation not supported" "not a regular file"
+mkdir -m 0755 "$PRIVATE/dir.so"
+refuse "$PRIVATE/dir.so a b" "Is a directory" "is a folder"
 
 # Only the mount's owner may write ctl/allocator.
 if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then

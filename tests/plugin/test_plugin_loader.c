@@ -335,7 +335,7 @@ static void sticky_world_writable_folder_is_accepted(void **state)
 	plugin_close(p);
 }
 
-static void directory_is_not_a_regular_file(void **state)
+static void directory_is_refused_as_a_folder(void **state)
 {
 	struct plugin *p = NULL;
 	char sub[PATH_MAX];
@@ -343,7 +343,20 @@ static void directory_is_not_a_regular_file(void **state)
 
 	plugin_tmpdir_path(&tmp, "folder.so", sub);
 	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_refused(open_spec("%s fx_alloc fx_free", sub, &p), EACCES,
+	assert_refused(open_spec("%s fx_alloc fx_free", sub, &p), EISDIR,
+		       "is a folder, not a shared object");
+}
+
+/* Opened without blocking: no writer needed for the refusal. */
+static void fifo_is_refused_at_once(void **state)
+{
+	struct plugin *p = NULL;
+	char fifo[PATH_MAX];
+	(void)state;
+
+	plugin_tmpdir_path(&tmp, "fifo.so", fifo);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_refused(open_spec("%s fx_alloc fx_free", fifo, &p), ENOTSUP,
 		       "not a regular file");
 }
 
@@ -403,7 +416,8 @@ int main(void)
 		T(file_of_another_user_is_refused),
 		T(group_writable_folder_is_refused),
 		T(sticky_world_writable_folder_is_accepted),
-		T(directory_is_not_a_regular_file),
+		T(directory_is_refused_as_a_folder),
+		T(fifo_is_refused_at_once),
 		T(text_file_is_not_a_shared_object),
 		T(missing_symbol_is_refused),
 		T(missing_hook_symbol_is_refused),
