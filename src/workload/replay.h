@@ -133,6 +133,9 @@ struct wl_trace {
  * "TRACE:LINE: reason" in err; -errno with "TRACE: reason" if the file
  * cannot be read. `path` "-" reads stdin.
  */
+/* The longest trace line, newline excluded: a longer one is refused. */
+#define WL_LINE_MAX 4096
+
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
 /*
  * The same for a daemon: only a regular file, opened without blocking, so

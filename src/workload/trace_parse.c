@@ -499,23 +499,48 @@ static int parse_line(struct parser *p, char *line)
 	return wl_parse_bad(p, "unknown command '%s'", f[0]);
 }
 
+enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_NUL = -3 };
+
+/*
+ * One line into buf (WL_LINE_MAX bytes and its newline at most): its
+ * length, or one of the above. A longer line is not read to its end: a
+ * 50 GiB file without a newline must not grow the reader.
+ */
+static ssize_t read_line(FILE *f, char *buf)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (c == '\0')
+			return LINE_NUL;
+		buf[n++] = (char)c;
+		if (c == '\n')
+			break;
+		if (n > WL_LINE_MAX)
+			return LINE_TOO_LONG;
+	}
+	buf[n] = '\0';
+	return n == 0 ? LINE_EOF : (ssize_t)n;
+}
+
 static int parse_lines(struct parser *p, FILE *f)
 {
-	char *line = NULL;
-	size_t linecap = 0;
+	char line[WL_LINE_MAX + 2];
 	ssize_t n;
 	int rc = 0;
 
-	while (rc == 0 && (n = getline(&line, &linecap, f)) >= 0) {
+	while (rc == 0 && (n = read_line(f, line)) != LINE_EOF) {
 		p->line++;
-		if (strlen(line) != (size_t)n)
+		if (n == LINE_NUL)
 			rc = wl_parse_bad(p, "NUL byte in line");
+		else if (n == LINE_TOO_LONG)
+			rc = wl_parse_bad(p, "line longer than %d bytes", WL_LINE_MAX);
 		else
 			rc = parse_line(p, line);
 	}
 	if (rc == 0 && ferror(f))
 		rc = -EIO;
-	free(line);
 	return rc;
 }
 

@@ -254,6 +254,29 @@ static void mempools_take_flags_and_share_names_with_pools(void **state)
 	wl_trace_free(t);
 }
 
+/* A line of WL_LINE_MAX bytes is read; one byte more is refused at its line. */
+static void a_line_longer_than_4096_bytes_is_refused(void **state)
+{
+	size_t len = 10 + WL_LINE_MAX + 2;
+	char *text = malloc(len + 1), err[WL_ERRLEN] = "";
+	struct wl_trace *t = NULL;
+
+	(void)state;
+	assert_non_null(text);
+	strcpy(text, "alloc a 1\n");
+	memset(text + 10, '#', WL_LINE_MAX);
+	strcpy(text + 10 + WL_LINE_MAX, "\n");
+	assert_int_equal(parse_text(text, 0, &t, err), 0);
+	assert_int_equal(t->nevents, 1);
+	wl_trace_free(t);
+	t = NULL;
+	strcpy(text + 10 + WL_LINE_MAX, "#\n");
+	assert_int_equal(parse_text(text, 0, &t, err), -EINVAL);
+	assert_string_equal(err, "t:2: line longer than 4096 bytes");
+	assert_null(t);
+	free(text);
+}
+
 static void empty_trace_has_no_events(void **state)
 {
 	struct wl_trace *t = parse_ok("# nothing\n");
@@ -307,6 +330,7 @@ int main(void)
 		cmocka_unit_test(every_command_has_its_op),
 		cmocka_unit_test(captures_resolve_graphs_pools_and_streams),
 		cmocka_unit_test(mempools_take_flags_and_share_names_with_pools),
+		cmocka_unit_test(a_line_longer_than_4096_bytes_is_refused),
 		cmocka_unit_test(empty_trace_has_no_events),
 		cmocka_unit_test(missing_file_gives_its_name_and_enoent),
 		cmocka_unit_test(load_names_messages_after_the_path),
