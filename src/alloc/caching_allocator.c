@@ -10,12 +10,6 @@
 
 #include "caching_allocator_impl.h"
 
-static void set_err(char *err, size_t errlen, const char *msg)
-{
-	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s", msg);
-}
-
 int npa_create(const struct npa_options *opt, struct npa **out)
 {
 	return npa_create_err(opt, out, NULL, 0);
@@ -28,7 +22,7 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 
 	*out = NULL;
 	if (opt->device_count <= 0 || opt->device_count > NPA_MAX_DEVICES) {
-		set_err(err, errlen, "the allocator needs 1 to 16 devices");
+		npa_set_err(err, errlen, "the allocator needs 1 to 16 devices");
 		return -EINVAL;
 	}
 	struct npa *a = calloc(1, sizeof(*a) + (size_t)opt->device_count * sizeof(a->dev[0]));
@@ -42,7 +36,7 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
 		if (rc < 0) {
-			set_err(err, errlen, "cannot read the device's memory size");
+			npa_set_err(err, errlen, "cannot read the device's memory size");
 			a->ndev = i + 1;
 			npa_destroy(a, NULL);
 			return rc;
@@ -92,7 +86,7 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 	if (size == 0)
 		return 0;
 	if (size >= (size_t)1 << 60) {
-		set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
+		npa_set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
 			? "CUDA out of memory. Tried to allocate more than 1EB memory."
 			: "NPU out of memory. Tried to allocate more than 1EB memory.");
 		return -ENOMEM;
@@ -277,7 +271,7 @@ int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errle
 
 	npa_get_conf(a, &conf);
 	if (!conf.expandable_segments) {
-		set_err(err, errlen, "Unsupported config for empty_virt_addr_cache, please "
+		npa_set_err(err, errlen, "Unsupported config for empty_virt_addr_cache, please "
 			"enable expandable_segments.");
 		return -EINVAL;
 	}

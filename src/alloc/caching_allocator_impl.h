@@ -4,6 +4,8 @@
 #ifndef NPA_CACHING_ALLOCATOR_IMPL_H
 #define NPA_CACHING_ALLOCATOR_IMPL_H
 
+#include <stdio.h>
+
 #include "device.h"
 
 struct npa {
@@ -16,5 +18,12 @@ struct npa {
 	int ndev;
 	struct npa_device dev[];
 };
+
+/* A refusal's reason, for callers that passed room for one. */
+static inline void npa_set_err(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+}
 
 #endif /* NPA_CACHING_ALLOCATOR_IMPL_H */

@@ -240,11 +240,11 @@ static int check_private_pools(const struct npa_device *dev, size_t *pooled,
 			return fail(err, errlen, "pool (%" PRIu64 ",%" PRIu64 "): use_count %d, %s",
 				    pp->id.first, pp->id.second, pp->use_count,
 				    pp->freeable ? "freeable" : "not freeable");
-		if (!pp->mapped_pages && pp->malloc_count != device_segments_of(dev, pp))
+		long segments = pp->mapped_pages ? pp->malloc_count : device_segments_of(dev, pp);
+		if (pp->malloc_count != segments)
 			return fail(err, errlen,
 				    "pool (%" PRIu64 ",%" PRIu64 "): npuMalloc_count %ld, %ld segments",
-				    pp->id.first, pp->id.second, pp->malloc_count,
-				    device_segments_of(dev, pp));
+				    pp->id.first, pp->id.second, pp->malloc_count, segments);
 	}
 	return 0;
 }

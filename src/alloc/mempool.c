@@ -13,12 +13,6 @@
 #include "caching_allocator_impl.h"
 #include "mempool.h"
 
-static void set_err(char *err, size_t errlen, const char *msg)
-{
-	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s", msg);
-}
-
 static struct npa_device *lock_device(struct npa *a, int device)
 {
 	if (device < 0 || device >= a->ndev)
@@ -41,7 +35,7 @@ static int check_id(struct npa_pool_id id, char *err, size_t errlen)
 {
 	if (!npa_pool_id_is_default(id))
 		return 0;
-	set_err(err, errlen, "(0, 0) is the default pool, not a private pool");
+	npa_set_err(err, errlen, "(0, 0) is the default pool, not a private pool");
 	return -EINVAL;
 }
 
@@ -96,7 +90,7 @@ int npa_begin_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
 	rc = npa_private_pool_begin(&dev->pools, id, filter, arg);
 	npa_lock_release(&dev->lock);
 	if (rc == -EBUSY)
-		set_err(err, errlen, "beginAllocateToPool: already recording to mempool_id");
+		npa_set_err(err, errlen, "beginAllocateToPool: already recording to mempool_id");
 	return rc;
 }
 
@@ -110,7 +104,7 @@ int npa_end_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
 	int rc = npa_private_pool_end(&dev->pools, id);
 	npa_lock_release(&dev->lock);
 	if (rc == -ENOENT)
-		set_err(err, errlen, "endAllocatePool: not currently recording to mempool_id");
+		npa_set_err(err, errlen, "endAllocatePool: not currently recording to mempool_id");
 	return rc;
 }
 
@@ -124,7 +118,7 @@ int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err
 	int rc = npa_private_pool_release(&dev->pools, id);
 	npa_lock_release(&dev->lock);
 	if (rc == -ENOENT)
-		set_err(err, errlen, "Could not find pool of id");
+		npa_set_err(err, errlen, "Could not find pool of id");
 	return rc;
 }
 
@@ -137,6 +131,46 @@ int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id)
 	npa_release_pool_blocks(dev, id, false);
 	npa_lock_release(&dev->lock);
 	return 0;
+}
+
+int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool use_on_oom,
+		       bool no_split)
+{
+	int rc = npa_create_or_incref_pool(a, device, id);
+
+	if (rc == 0 && use_on_oom)
+		rc = npa_set_use_on_oom(a, device, id, true);
+	if (rc == 0 && no_split)
+		rc = npa_set_no_split(a, device, id);
+	return rc;
+}
+
+static bool on_stream(aclrtStream stream, void *arg)
+{
+	return stream == arg;
+}
+
+int npa_mempool_begin_stream(struct npa *a, int device, struct npa_pool_id id,
+			     aclrtStream stream, char *err, size_t errlen)
+{
+	return npa_begin_allocate_to_pool(a, device, id, on_stream, stream, err, errlen);
+}
+
+int npa_mempool_end(struct npa *a, int device, struct npa_pool_id id, char *err,
+		    size_t errlen)
+{
+	int rc = npa_end_allocate_to_pool(a, device, id, err, errlen);
+
+	return rc ? rc : npa_release_pool(a, device, id, err, errlen);
+}
+
+int npa_mempool_destroy(struct npa *a, int device, struct npa_pool_id id, char *err,
+			size_t errlen)
+{
+	npa_set_use_on_oom(a, device, id, false);
+	int rc = npa_release_pool(a, device, id, err, errlen);
+
+	return rc ? rc : npa_empty_cache_pool(a, device, id);
 }
 
 static bool listed(void *const *ptrs, size_t n, const void *p)
@@ -181,7 +215,7 @@ int npa_check_pool_live_allocations(struct npa *a, int device, struct npa_pool_i
 		*out = live_allocations_are(dev, pp, ptrs, n);
 	npa_lock_release(&dev->lock);
 	if (pp == NULL)
-		set_err(err, errlen, "Could not find pool of id");
+		npa_set_err(err, errlen, "Could not find pool of id");
 	return pp != NULL ? 0 : -ENOENT;
 }
 
@@ -221,14 +255,6 @@ static void tally_pool(struct npa_device *dev, const struct npa_private_pool *pp
 	}
 }
 
-static bool routes_to(const struct npa_private_pools *pools, struct npa_pool_id id)
-{
-	for (size_t i = 0; i < pools->nscopes; i++)
-		if (npa_pool_id_eq(pools->scopes[i].id, id))
-			return true;
-	return false;
-}
-
 static void describe_pool(struct npa_device *dev, const struct npa_private_pool *pp,
 			  struct npa_pool_info *info)
 {
@@ -238,7 +264,7 @@ static void describe_pool(struct npa_device *dev, const struct npa_private_pool 
 		.freeable = pp->freeable,
 		.use_on_oom = pp->use_on_oom,
 		.no_split = pp->no_split,
-		.routing = routes_to(&dev->pools, pp->id),
+		.routing = npa_private_pool_routed(&dev->pools, pp),
 		.device_mallocs = pp->malloc_count,
 	};
 	tally_pool(dev, pp, info);

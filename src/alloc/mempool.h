@@ -81,6 +81,26 @@ int npa_check_pool_live_allocations(struct npa *a, int device, struct npa_pool_i
 				    void *const *ptrs, size_t n, bool *out,
 				    char *err, size_t errlen);
 
+/*
+ * torch.npu.MemPool's own operations over pool `id` (from
+ * npa_graph_pool_handle(a, true)), as torch_npu's MemPool.cpp and
+ * memory.py make them from the calls above.
+ */
+/* MemPool(use_on_oom, no_split): createOrIncrefPool, then the flags. */
+int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool use_on_oom,
+		       bool no_split);
+/* use_mem_pool's entry, _npu_beginAllocateCurrentStreamToPool: the
+ * allocations on `stream` go to the pool. */
+int npa_mempool_begin_stream(struct npa *a, int device, struct npa_pool_id id,
+			     aclrtStream stream, char *err, size_t errlen);
+/* use_mem_pool's exit: endAllocateToPool, then releasePool for the use
+ * the entry took. */
+int npa_mempool_end(struct npa *a, int device, struct npa_pool_id id, char *err,
+		    size_t errlen);
+/* ~MemPool: setUseOnOOM(false), releasePool, then emptyCache(id). */
+int npa_mempool_destroy(struct npa *a, int device, struct npa_pool_id id, char *err,
+			size_t errlen);
+
 /* One private pool as pools/deviceN shows it. */
 struct npa_pool_info {
 	struct npa_pool_id id;

@@ -99,8 +99,10 @@ int plugin_guard_call(void (*fn)(void *arg), void *arg, struct plugin_fault *f)
 	struct barrier *outer = current;
 
 	memset(&b.fault, 0, sizeof(b.fault));
-	/* savemask 1: the handler's signal comes back unblocked. */
-	if (sigsetjmp(b.env, 1) != 0) {
+	/* No mask saved (no system call per plug-in call): the handler runs
+	 * with SA_NODEFER and an empty sa_mask, so leaving it through
+	 * siglongjmp leaves the thread's signal mask as it was. */
+	if (sigsetjmp(b.env, 0) != 0) {
 		current = outer;
 		*f = b.fault;
 		return -EFAULT;

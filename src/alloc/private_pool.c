@@ -52,14 +52,6 @@ int npa_private_pool_incref(struct npa_private_pools *pp, struct npa_pool_id id)
 	return 0;
 }
 
-static bool scoped(const struct npa_private_pools *pp, struct npa_pool_id id)
-{
-	for (size_t i = 0; i < pp->nscopes; i++)
-		if (npa_pool_id_eq(pp->scopes[i].id, id))
-			return true;
-	return false;
-}
-
 static int grow_scopes(struct npa_private_pools *pp)
 {
 	if (pp->nscopes < pp->cap)
@@ -87,10 +79,10 @@ int npa_private_pool_begin(struct npa_private_pools *pp, struct npa_pool_id id,
 		rc = npa_private_pool_incref(pp, id);
 	if (rc)
 		return rc;
-	if (scoped(pp, id))
+	struct npa_private_pool *p = npa_private_pool_find(pp, id);
+	if (npa_private_pool_routed(pp, p))
 		return -EBUSY;
-	pp->scopes[pp->nscopes++] = (struct npa_scope){ id, filter, arg,
-						       npa_private_pool_find(pp, id) };
+	pp->scopes[pp->nscopes++] = (struct npa_scope){ id, filter, arg, p };
 	return 0;
 }
 

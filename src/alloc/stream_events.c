@@ -23,14 +23,6 @@ void npa_event_queues_fini(struct npa_event_queues *qs)
 	*qs = (struct npa_event_queues){ 0 };
 }
 
-static bool uses_stream(const struct npa_block *b, aclrtStream stream)
-{
-	for (unsigned i = 0; i < b->nuses; i++)
-		if (b->uses[i] == stream)
-			return true;
-	return false;
-}
-
 /* Index of `stream` in the block's uses, or nuses. */
 static unsigned use_index(const struct npa_block *b, aclrtStream stream)
 {
@@ -56,7 +48,7 @@ int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStre
 	/* CUDA skips the allocation stream; torch_npu records it anyway. */
 	if (stream == b->stream && !dev->flavor->record_stream_on_alloc_stream)
 		return 0;
-	if (uses_stream(b, stream)) {
+	if (use_index(b, stream) < b->nuses) {
 		note_captured_use(dev, b, stream);
 		return 0;
 	}

@@ -55,14 +55,6 @@ int mempools_new(struct fs_mempools **out)
 	return 0;
 }
 
-/* MemPool's destructor. */
-static void destruct(struct npa *a, struct fs_mempool *m)
-{
-	npa_set_use_on_oom(a, m->device, m->id, false);
-	npa_release_pool(a, m->device, m->id, NULL, 0);
-	npa_empty_cache_pool(a, m->device, m->id);
-}
-
 void mempools_free(struct fs_mempools *mp, struct npa *a)
 {
 	struct fs_mempool *m, *tmp;
@@ -70,10 +62,9 @@ void mempools_free(struct fs_mempools *mp, struct npa *a)
 	if (!mp)
 		return;
 	HASH_ITER(hh, mp->by_name, m, tmp) {
-		if (m->routing >= 0 &&
-		    npa_end_allocate_to_pool(a, m->device, m->id, NULL, 0) == 0)
-			npa_release_pool(a, m->device, m->id, NULL, 0);
-		destruct(a, m);
+		if (m->routing >= 0)
+			npa_mempool_end(a, m->device, m->id, NULL, 0);
+		npa_mempool_destroy(a, m->device, m->id, NULL, 0);
 		HASH_DEL(mp->by_name, m);
 		free(m);
 	}
@@ -126,13 +117,9 @@ static int run_create(struct mempool_cmd *c)
 	m->device = device;
 	m->routing = -1;
 	m->id = npa_graph_pool_handle(a, true);
-	rc = npa_create_or_incref_pool(a, device, m->id);
-	if (rc == 0 && oom)
-		rc = npa_set_use_on_oom(a, device, m->id, true);
-	if (rc == 0 && no_split)
-		rc = npa_set_no_split(a, device, m->id);
+	rc = npa_mempool_create(a, device, m->id, oom, no_split);
 	if (rc) {
-		destruct(a, m);
+		npa_mempool_destroy(a, device, m->id, NULL, 0);
 		free(m);
 		return rc;
 	}
@@ -154,12 +141,6 @@ static int parse_stream(struct mempool_cmd *c, int *stream)
 	return rc < 0 ? rc : 0;
 }
 
-/* _npu_beginAllocateCurrentStreamToPool's filter: the stream at the call. */
-static bool same_stream(aclrtStream stream, void *arg)
-{
-	return stream == arg;
-}
-
 /*
  * beginAllocateToPool takes a use of the pool before it checks for a
  * routing already under way (upstream's order, kept by the allocator); a
@@ -179,8 +160,7 @@ static int run_begin(struct mempool_cmd *c)
 		rc = streams_get(&c->d->streams, m->device, stream, &s, c->err, c->errlen);
 	if (rc)
 		return rc;
-	rc = npa_begin_allocate_to_pool(a, m->device, m->id, same_stream, s, c->err,
-					c->errlen);
+	rc = npa_mempool_begin_stream(a, m->device, m->id, s, c->err, c->errlen);
 	if (rc == -EBUSY)
 		npa_release_pool(a, m->device, m->id, NULL, 0);
 	if (rc == 0)
@@ -191,10 +171,8 @@ static int run_begin(struct mempool_cmd *c)
 static int run_end(struct mempool_cmd *c)
 {
 	struct fs_mempool *m = c->m;
-	int rc = npa_end_allocate_to_pool(c->d->alloc, m->device, m->id, c->err, c->errlen);
+	int rc = npa_mempool_end(c->d->alloc, m->device, m->id, c->err, c->errlen);
 
-	if (rc == 0)
-		rc = npa_release_pool(c->d->alloc, m->device, m->id, c->err, c->errlen);
 	if (rc == 0)
 		m->routing = -1;
 	return rc;
@@ -210,7 +188,7 @@ static int run_release(struct mempool_cmd *c)
 			 m->name, m->routing);
 		return -EBUSY;
 	}
-	destruct(c->d->alloc, m);
+	npa_mempool_destroy(c->d->alloc, m->device, m->id, NULL, 0);
 	HASH_DEL(c->d->mempools->by_name, m);
 	free(m);
 	return 0;

@@ -139,12 +139,9 @@ static int mempool_create(struct wl_replay *r, const struct wl_event *ev, char *
 {
 	struct wl_pool_state *p = &r->pools[ev->pool];
 	struct npa_pool_id id = pool_id(r, ev->pool);
-	int rc = npa_create_or_incref_pool(r->npa, ev->device, id);
+	int rc = npa_mempool_create(r->npa, ev->device, id, ev->flags & WL_POOL_USE_ON_OOM,
+				    ev->flags & WL_POOL_NO_SPLIT);
 
-	if (rc == 0 && (ev->flags & WL_POOL_USE_ON_OOM))
-		rc = npa_set_use_on_oom(r->npa, ev->device, id, true);
-	if (rc == 0 && (ev->flags & WL_POOL_NO_SPLIT))
-		rc = npa_set_no_split(r->npa, ev->device, id);
 	if (rc) {
 		snprintf(r->msg, sizeof(r->msg), "MemPool: %s", strerror(-rc));
 		return said(r, ev, rc, err, errlen);
@@ -152,12 +149,6 @@ static int mempool_create(struct wl_replay *r, const struct wl_event *ev, char *
 	p->live = true;
 	p->device = ev->device;
 	return 0;
-}
-
-/* _npu_beginAllocateCurrentStreamToPool's filter: the one stream. */
-static bool on_the_stream(aclrtStream stream, void *arg)
-{
-	return stream == (aclrtStream)arg;
 }
 
 static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
@@ -168,40 +159,30 @@ static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *e
 
 	if (rc)
 		return rc;
-	rc = npa_begin_allocate_to_pool(r->npa, ev->device, pool_id(r, ev->pool), on_the_stream,
-					s, r->msg, sizeof(r->msg));
+	rc = npa_mempool_begin_stream(r->npa, ev->device, pool_id(r, ev->pool), s, r->msg,
+				      sizeof(r->msg));
 	if (rc == 0)
 		r->pools[ev->pool].routing = true;
 	return said(r, ev, rc, err, errlen);
 }
 
-/* use_mem_pool's exit: endAllocateToPool, then releasePool for the use
- * beginAllocateToPool took. */
 static int mempool_end(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	struct npa_pool_id id = pool_id(r, ev->pool);
-	int rc = npa_end_allocate_to_pool(r->npa, ev->device, id, r->msg, sizeof(r->msg));
+	int rc = npa_mempool_end(r->npa, ev->device, pool_id(r, ev->pool), r->msg,
+				 sizeof(r->msg));
 
 	if (rc == 0)
 		r->pools[ev->pool].routing = false;
-	if (rc == 0)
-		rc = npa_release_pool(r->npa, ev->device, id, r->msg, sizeof(r->msg));
 	return said(r, ev, rc, err, errlen);
 }
 
-/* ~MemPool: setUseOnOOM(false), releasePool, emptyCache(id). */
 static int destroy_mempool(struct wl_replay *r, uint32_t index)
 {
 	struct wl_pool_state *p = &r->pools[index];
-	int rc;
 
-	npa_set_use_on_oom(r->npa, p->device, p->id, false);
-	rc = npa_release_pool(r->npa, p->device, p->id, r->msg, sizeof(r->msg));
-	if (rc == 0)
-		rc = npa_empty_cache_pool(r->npa, p->device, p->id);
 	p->live = false;
-	return rc;
+	return npa_mempool_destroy(r->npa, p->device, p->id, r->msg, sizeof(r->msg));
 }
 
 static int mempool_release(struct wl_replay *r, const struct wl_event *ev, char *err,
@@ -245,10 +226,8 @@ void wl_replay_pools_release(struct wl_replay *r)
 	free_graphs(r);
 	for (uint32_t i = 0; i < r->t->npools; i++) {
 		struct wl_pool_state *p = &r->pools[i];
-		if (p->routing) {
-			npa_end_allocate_to_pool(r->npa, p->device, p->id, NULL, 0);
-			npa_release_pool(r->npa, p->device, p->id, NULL, 0);
-		}
+		if (p->routing)
+			npa_mempool_end(r->npa, p->device, p->id, NULL, 0);
 		if (p->live)
 			destroy_mempool(r, i);
 		*p = (struct wl_pool_state){ 0 };
