@@ -17,6 +17,10 @@ struct barrier {
 };
 
 static __thread struct barrier *volatile current;
+/* The thread's signal mask, read at its first plug-in call: put back after
+ * a fault, since a sanitizer's handler may run ours with signals blocked. */
+static __thread sigset_t thread_mask;
+static __thread bool have_mask;
 
 static const int guarded_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 #define NSIGNALS (sizeof(guarded_signals) / sizeof(guarded_signals[0]))
@@ -99,10 +103,14 @@ int plugin_guard_call(void (*fn)(void *arg), void *arg, struct plugin_fault *f)
 	struct barrier *outer = current;
 
 	memset(&b.fault, 0, sizeof(b.fault));
-	/* No mask saved (no system call per plug-in call): the handler runs
-	 * with SA_NODEFER and an empty sa_mask, so leaving it through
-	 * siglongjmp leaves the thread's signal mask as it was. */
+	/* The mask is not saved at each call (a system call every time); the
+	 * thread's mask, read once, is put back on the rare fault instead. */
+	if (!have_mask) {
+		pthread_sigmask(SIG_BLOCK, NULL, &thread_mask);
+		have_mask = true;
+	}
 	if (sigsetjmp(b.env, 0) != 0) {
+		pthread_sigmask(SIG_SETMASK, &thread_mask, NULL);
 		current = outer;
 		*f = b.fault;
 		return -EFAULT;
