@@ -243,15 +243,24 @@ static inline bool npa_device_may_own(const struct npa_device *dev, const void *
 
 /* memory_history.c */
 void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
-		     uint64_t size, aclrtStream stream) __attribute__((cold, noinline));
+		     uint64_t size, aclrtStream stream, struct npa_pool_id pool)
+	__attribute__((cold, noinline));
 void npa_history_fini(struct npa_device *dev);
+
+/* upstream's owner_MempoolId(): the private pool a block pool serves. */
+static inline struct npa_pool_id npa_pool_owner_id(const struct npa_pool *pool)
+{
+	return pool->owner != NULL ? pool->owner->id : (struct npa_pool_id){ 0, 0 };
+}
 
 /* Recording off costs one predictable branch. */
 static inline void npa_trace(struct npa_device *dev, enum npa_trace_action action,
-			     const void *addr, size_t size, aclrtStream stream)
+			     const void *addr, size_t size, aclrtStream stream,
+			     const struct npa_pool *pool)
 {
 	if (__builtin_expect(dev->history.ring != NULL, 0))
-		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream);
+		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream,
+				npa_pool_owner_id(pool));
 }
 
 /* device_allocator.c: malloc, free and merging. */
@@ -280,7 +289,7 @@ void npa_oom_message(const struct npa_device *dev, size_t alloc_size, size_t dev
 
 /* snapshot.c */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out);
-int npa_device_snapshot_pool(struct npa_device *dev, const struct npa_private_pool *pool,
+int npa_device_snapshot_pool(struct npa_device *dev, struct npa_pool_id id,
 			     struct npa_snapshot *out);
 
 /* check.c */

@@ -226,7 +226,7 @@ int npa_snapshot_pool(struct npa *a, int device, struct npa_pool_id id,
 	struct npa_device *dev = lock_device(a, device);
 	if (dev == NULL)
 		return -ENODEV;
-	int rc = npa_device_snapshot_pool(dev, npa_private_pool_find(&dev->pools, id), out);
+	int rc = npa_device_snapshot_pool(dev, id, out);
 	npa_lock_release(&dev->lock);
 	if (rc < 0)
 		npa_snapshot_release(out);
