@@ -208,39 +208,44 @@ size_t npa_block_size(struct npa *a, const void *ptr)
 }
 
 /* Run `fn` on one device, or on each with device = -1. */
-static int for_devices(struct npa *a, int device, void (*fn)(struct npa_device *))
+/* fn on each device in turn; the first that fails stops the walk, as the
+ * exception of upstream's per-device loop does. */
+static int for_devices(struct npa *a, int device, int (*fn)(struct npa_device *))
 {
 	int first = device < 0 ? 0 : device;
 	int last = device < 0 ? a->ndev - 1 : device;
+	int rc = 0;
 
 	if (device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
-	for (int i = first; i <= last; i++) {
+	for (int i = first; i <= last && rc == 0; i++) {
 		npa_lock_acquire(&a->dev[i].lock);
-		fn(&a->dev[i]);
+		rc = fn(&a->dev[i]);
 		npa_lock_release(&a->dev[i].lock);
 	}
+	return rc;
+}
+
+static int empty_cache(struct npa_device *dev)
+{
+	return npa_release_cached_blocks(dev, false);
+}
+
+static int empty_virt_addr_cache(struct npa_device *dev)
+{
+	return npa_release_cached_blocks(dev, true);
+}
+
+static int reset_peak(struct npa_device *dev)
+{
+	npa_stats_reset_peak(&dev->stats);
 	return 0;
 }
 
-static void empty_cache(struct npa_device *dev)
-{
-	npa_release_cached_blocks(dev, false);
-}
-
-static void empty_virt_addr_cache(struct npa_device *dev)
-{
-	npa_release_cached_blocks(dev, true);
-}
-
-static void reset_peak(struct npa_device *dev)
-{
-	npa_stats_reset_peak(&dev->stats);
-}
-
-static void reset_accumulated(struct npa_device *dev)
+static int reset_accumulated(struct npa_device *dev)
 {
 	npa_stats_reset_accumulated(&dev->stats);
+	return 0;
 }
 
 /* cuda asserts that no pool routes allocations (captures_underway.empty()). */
@@ -263,6 +268,13 @@ int npa_empty_cache(struct npa *a, int device)
 	if (empty_cache_refused(a, device))
 		return -EBUSY;
 	return for_devices(a, device, empty_cache);
+}
+
+const char *npa_control_strerror(int rc)
+{
+	if (rc == -EBUSY)
+		return "refused while a capture is under way on the device";
+	return strerror(-rc);
 }
 
 int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errlen)

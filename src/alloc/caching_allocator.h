@@ -72,8 +72,15 @@ int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t
 /* Size of the block behind a live pointer (0 if unknown). */
 size_t npa_block_size(struct npa *a, const void *ptr);
 
-/* empty_cache for one device, or all devices with device = -1. */
+/*
+ * empty_cache for one device, or all devices with device = -1. -EBUSY
+ * while a capture is under way: cuda refuses while any pool routes
+ * allocations; npu's device synchronization is refused by the runtime
+ * while a stream of the device captures (devices before it were emptied).
+ */
 int npa_empty_cache(struct npa *a, int device);
+/* Why empty_cache, reset or fraction control returned rc, for messages. */
+const char *npa_control_strerror(int rc);
 int npa_set_memory_fraction(struct npa *a, int device, double fraction,
 			    char *err, size_t errlen);
 double npa_get_memory_fraction(struct npa *a, int device);

@@ -195,13 +195,15 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 					 const struct npa_alloc_params *p);
 /* empty_cache; with keep_handles (empty_virt_addr_cache) unmapped pages stay
  * allocated in the pool's handle cache, else that cache is freed too. */
-void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles);
+int npa_release_cached_blocks(struct npa_device *dev, bool keep_handles);
 void npa_garbage_collect(struct npa_device *dev);
 static inline bool npa_gc_enabled(const struct npa_device *dev)
 {
 	return dev->set_fraction && dev->conf->garbage_collection_threshold > 0.0;
 }
-void npa_sync_device_if_flavor(struct npa_device *dev);
+/* npu: npuSynchronizeDevice. 0, or -EBUSY if the runtime refuses because
+ * a stream of the device captures. */
+int npa_sync_device_if_flavor(struct npa_device *dev);
 int npa_device_set_fraction(struct npa_device *dev, double fraction);
 
 /* expandable_segment.c: reservations and pages. */
@@ -271,8 +273,8 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 void npa_insert_deferred_events(struct npa_device *dev);
 /* empty_cache of pool `id` ((0,0): the default pools and every freeable
  * private pool), as upstream release_cached_blocks. */
-void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
-			     bool keep_handles);
+int npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
+			    bool keep_handles);
 /* Frees the block in `slot`, as npa_device_find returned it. */
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot);
 void npa_free_block(struct npa_device *dev, struct npa_block *b);

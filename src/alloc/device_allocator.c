@@ -278,7 +278,10 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
 	if (rc == 0 && npa_release_available_cached_blocks(dev, p))
 		rc = npa_alloc_block(dev, p, false, err, errlen);
 	if (rc == 0 && !npa_capture_underway(dev, p->stream)) {
-		npa_release_cached_blocks(dev, false);
+		/* torch_npu's npuSynchronizeDevice(true) would throw here if
+		 * another stream of the device captured; the retry goes on and
+		 * ends in the OOM it would have reported anyway. */
+		(void)npa_release_cached_blocks(dev, false);
 		rc = npa_alloc_block(dev, p, true, err, errlen);
 	}
 	if (rc == 0 && last && mempool_fallback(dev, p))

@@ -128,9 +128,10 @@ int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_release_pool_blocks(dev, id, false);
+	int rc = npa_release_pool_blocks(dev, id, false);
+
 	npa_lock_release(&dev->lock);
-	return 0;
+	return rc;
 }
 
 int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool use_on_oom,

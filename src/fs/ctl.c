@@ -62,7 +62,7 @@ static int act(struct nmfs *d, const char *value, device_action fn,
 		return rc;
 	rc = fn(d->sw, device);
 	if (rc) {
-		snprintf(err, errlen, "%s failed: %s", what, strerror(-rc));
+		snprintf(err, errlen, "%s failed: %s", what, npa_control_strerror(rc));
 		return rc;
 	}
 	if (device < 0)

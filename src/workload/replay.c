@@ -42,7 +42,7 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 {
 	if (rc == 0)
 		return 0;
-	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, strerror(-rc));
+	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, npa_control_strerror(rc));
 	return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 }
 

@@ -423,6 +423,31 @@ static void a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda(void *
 	fx_stop(a);
 }
 
+/*
+ * empty_cache during a capture frees nothing: torch_npu's
+ * npuSynchronizeDevice is refused by the runtime while a stream of the
+ * device captures; PyTorch asserts that no capture is under way. Both
+ * empty the cache once the capture ends.
+ */
+static void empty_cache_during_a_capture_is_refused_and_frees_nothing(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream();
+	struct npa_pool_id none = { 0, 0 };
+
+	fx_free(a, fx_malloc(a, 4096, NULL));
+	capture_begin(g, s, none);
+	assert_int_equal(npa_empty_cache(a, 0), -EBUSY);
+	assert_int_equal(npa_empty_cache(a, -1), -EBUSY);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 2097152);
+	capture_end(g, s);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 0);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
 /* reset gives the pool's use back; the pool's segments then go with empty_cache. */
 static void reset_after_a_capture_lets_empty_cache_free_the_pool(void **state)
 {
@@ -461,6 +486,7 @@ int main(void)
 		BOTH_FLAVORS(a_capture_neither_queries_events_nor_loses_a_block_freed_in_it),
 		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
 		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
+		BOTH_FLAVORS(empty_cache_during_a_capture_is_refused_and_frees_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

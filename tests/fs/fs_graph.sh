@@ -146,6 +146,8 @@ for flavor in npu cuda; do
 	expect_fail "head -c 4 '$S2/t'" "Device or resource busy"
 	grep -q "tensors/device0/stream2/t: aclrtMemcpy refused while a graph captures on this device (error 107030)" "$MNT/log" ||
 		fail "$flavor: the refused read is not in the log"
+	expect_fail "echo 1 > '$MNT/ctl/empty_cache'" "Device or resource busy"
+	expect_eq "$(sed -n 's/^last_error: //p' "$MNT/ctl/empty_cache")" "empty_cache failed: refused while a capture is under way on the device" "$flavor: empty_cache during a capture"
 	graph "capture_end r"
 	printf YYYY | dd of="$S2/t" conv=notrunc status=none
 	expect_eq "$(head -c 4 "$S2/t")" YYYY "$flavor: bytes written after capture_end"
