@@ -48,6 +48,10 @@ void npa_graph_free(struct npa_graph *g);
 int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 			    struct npa_pool_id pool, aclmdlRICaptureMode mode,
 			    char *err, size_t errlen);
+/* torch.npu.graph's capture_error_mode by name ("global", "thread_local",
+ * "relaxed"); -EINVAL with Graph.cpp's text otherwise. */
+int npa_graph_parse_mode(const char *name, aclmdlRICaptureMode *mode, char *err,
+			 size_t errlen);
 int npa_graph_capture_end(struct npa_graph *g, aclrtStream stream, char *err,
 			  size_t errlen);
 int npa_graph_replay(struct npa_graph *g, aclrtStream stream, char *err, size_t errlen);

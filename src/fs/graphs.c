@@ -293,23 +293,6 @@ static int run_job(void *arg)
 	return rc;
 }
 
-/* Graph.cpp's capture_error_mode check, with its text. */
-static int parse_mode(const char *v, aclmdlRICaptureMode *mode, char *err, size_t errlen)
-{
-	static const char *const names[] = { "global", "thread_local", "relaxed" };
-
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			*mode = (aclmdlRICaptureMode)i;
-			return 0;
-		}
-	}
-	snprintf(err, errlen,
-		 "Unknown capture error mode. Expected `global`, `thread_local`, or "
-		 "`relaxed`, got %s", v);
-	return -EINVAL;
-}
-
 static int parse_option(struct nmfs *d, struct graph_cmd *c, const char *w, char *err,
 			size_t errlen)
 {
@@ -327,7 +310,7 @@ static int parse_option(struct nmfs *d, struct graph_cmd *c, const char *w, char
 		return 0;
 	}
 	if ((allowed & OPT_MODE) && strncmp(w, "mode=", 5) == 0)
-		return parse_mode(w + 5, &c->mode, err, errlen);
+		return npa_graph_parse_mode(w + 5, &c->mode, err, errlen);
 	snprintf(err, errlen, "%s does not take '%s'", c->verb->name, w);
 	return -EINVAL;
 }

@@ -10,7 +10,7 @@
  *     empty_cache
  *     reset_peak | reset_accumulated
  *     fraction F [device=D]                  0 <= F <= 1, as upstream allows
- *     capture_begin STREAM [pool=P] [graph=G] [device=D]
+ *     capture_begin STREAM [pool=P] [graph=G] [mode=M] [device=D]
  *     capture_end STREAM
  *     graph_replay G [stream=S]
  *     graph_reset G
@@ -102,7 +102,7 @@ struct wl_event {
 		double fraction;   /* fraction */
 		struct {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
-			uint32_t flags;  /* mempool_create: WL_POOL_* */
+			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin: mode */
 		};
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), or of the

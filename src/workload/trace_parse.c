@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc/graph.h"
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
@@ -187,6 +188,15 @@ static int set_graph(struct parser *p, const char *v, struct options *o)
 	return set_name(p, "graph", v, &o->graph);
 }
 
+static int set_mode(struct parser *p, const char *v, struct options *o)
+{
+	char why[160];
+
+	if (npa_graph_parse_mode(v, &o->mode, why, sizeof(why)) < 0)
+		return wl_parse_bad(p, "%s", why);
+	return 0;
+}
+
 /* Options, in the order a refusal lists them; a NULL set marks a flag. */
 static const struct option_kind {
 	const char *key;
@@ -198,6 +208,7 @@ static const struct option_kind {
 	{ "device", "device=D", OPT_DEVICE, set_device },
 	{ "pool", "pool=P", OPT_POOL, set_pool },
 	{ "graph", "graph=G", OPT_GRAPH, set_graph },
+	{ "mode", "mode=M", OPT_MODE, set_mode },
 	{ "use_on_oom", "use_on_oom", OPT_USE_ON_OOM, NULL },
 	{ "no_split", "no_split", OPT_NO_SPLIT, NULL },
 };
@@ -261,7 +272,8 @@ int wl_parse_options(struct parser *p, char **f, int nf, unsigned allowed,
 {
 	unsigned seen = 0;
 
-	*o = (struct options){ .device = -1, .stream = -1 };
+	*o = (struct options){ .device = -1, .stream = -1,
+			       .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL };
 	for (int i = 0; i < nf; i++) {
 		int rc = parse_option(p, f[i], allowed, &seen, o);
 		if (rc)

@@ -53,6 +53,7 @@ enum {
 	OPT_GRAPH = 1u << 3,
 	OPT_USE_ON_OOM = 1u << 4,
 	OPT_NO_SPLIT = 1u << 5,
+	OPT_MODE = 1u << 6,
 };
 
 struct options {
@@ -61,6 +62,7 @@ struct options {
 	const char *pool;  /* NULL: not given */
 	const char *graph; /* NULL: not given */
 	unsigned flags;    /* OPT_USE_ON_OOM, OPT_NO_SPLIT given */
+	aclmdlRICaptureMode mode; /* global unless given */
 };
 
 /* Unlink and free every entry of a uthash table. */

@@ -172,7 +172,7 @@ static void every_command_has_its_op(void **state)
 /* A graph name keeps its index; each unnamed capture is a graph of its own. */
 static void captures_resolve_graphs_pools_and_streams(void **state)
 {
-	struct wl_trace *t = parse_ok("capture_begin 3 pool=P graph=g device=2\n"
+	struct wl_trace *t = parse_ok("capture_begin 3 pool=P graph=g device=2 mode=relaxed\n"
 				      "alloc a 1 stream=3 device=2\ncapture_end 3\n"
 				      "capture_begin 1 pool=P\nsync 3\ncapture_end 1\n"
 				      "capture_begin 1\ncapture_end 1\n"
@@ -187,6 +187,7 @@ static void captures_resolve_graphs_pools_and_streams(void **state)
 	assert_int_equal(ev[0].slot, 0);
 	assert_int_equal(ev[0].pool, 0);
 	assert_int_equal(ev[0].device, 2);
+	assert_int_equal(ev[0].flags, ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
 	assert_int_equal(t->stream_number[ev[0].stream], 3);
 	assert_int_equal(ev[2].op, WL_CAPTURE_END);
 	assert_int_equal(ev[2].slot, 0);
@@ -200,6 +201,7 @@ static void captures_resolve_graphs_pools_and_streams(void **state)
 	assert_int_equal(ev[5].slot, 1);
 	assert_int_equal(ev[6].slot, 2);
 	assert_int_equal(ev[6].pool, WL_NO_POOL);
+	assert_int_equal(ev[6].flags, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
 	assert_int_equal(ev[8].op, WL_GRAPH_RESET);
 	assert_int_equal(ev[8].slot, 0);
 	assert_int_equal(ev[9].slot, 0);
