@@ -18,6 +18,7 @@
 #include "allocator_switch.h"
 
 #include "allocator_switch_impl.h"
+#include "mempool.h"
 
 struct sw_owner {
 	void *ptr;
@@ -292,6 +293,20 @@ static bool foreign_memory(void *arg, const struct npl *self, int device, const 
 	return found;
 }
 
+/* A capture's or a MemPool's allocations would leave its private pool for
+ * the plug-in, and a replay of the graph would write where the pool does
+ * not own. (torch_npu refuses any swap once the allocator is in use.) */
+static int refuse_while_routing(struct sw *sw, char *err, size_t errlen)
+{
+	int device = npa_routing_device(sw->npa);
+
+	if (device < 0)
+		return 0;
+	snprintf(err, errlen, "device%d routes allocations to a private pool (a graph capture "
+		 "or a MemPool in use); switch once it ends", device);
+	return -EBUSY;
+}
+
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 {
 	struct plugin *p = NULL;
@@ -303,8 +318,11 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	}
 	/* One load at a time, so ids follow the order of the writes. */
 	pthread_mutex_lock(&sw->swap_lock);
-	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count,
-			     &p, err, errlen);
+	int rc = refuse_while_routing(sw, err, errlen);
+
+	if (!rc)
+		rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count, &p,
+				 err, errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {

@@ -122,6 +122,19 @@ int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err
 	return rc;
 }
 
+int npa_routing_device(struct npa *a)
+{
+	int found = -1;
+
+	for (int i = 0; i < a->ndev && found < 0; i++) {
+		npa_lock_acquire(&a->dev[i].lock);
+		if (a->dev[i].pools.nscopes != 0)
+			found = i;
+		npa_lock_release(&a->dev[i].lock);
+	}
+	return found;
+}
+
 int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id)
 {
 	struct npa_device *dev = lock_device(a, device);
