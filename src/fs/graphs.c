@@ -257,16 +257,38 @@ static int run_replay(struct graph_job *j, struct fs_graph *e)
 	return rc ? rc : npa_graph_replay(e->g, s, j->err, j->errlen);
 }
 
+/* The bytes its captured writes kept go with the graph's model. */
+static void release_staging(struct graph_job *j, const struct npa_graph_info *was,
+			    int stream)
+{
+	struct tensor_store *ts;
+
+	if (was->state == NPA_GRAPH_EMPTY || stream < 0)
+		return;
+	ts = streams_store(&j->d->streams, was->device, stream, false);
+	if (ts != NULL)
+		ts_release_staging(ts);
+}
+
 static int run_reset(struct graph_job *j, struct fs_graph *e)
 {
-	(void)j;
-	return npa_graph_reset(e->g);
+	struct npa_graph_info was;
+
+	npa_graph_get_info(e->g, &was);
+	int rc = npa_graph_reset(e->g);
+
+	release_staging(j, &was, e->stream);
+	return rc;
 }
 
 static int run_destroy(struct graph_job *j, struct fs_graph *e)
 {
+	struct npa_graph_info was;
+
+	npa_graph_get_info(e->g, &was);
 	HASH_DEL(j->gs->by_name, e);
 	npa_graph_free(e->g);
+	release_staging(j, &was, e->stream);
 	free(e);
 	return 0;
 }

@@ -24,9 +24,12 @@ struct tensor {
 	UT_hash_handle hh;
 };
 
-/* Host bytes of a captured copy: each replay of the graph reads them. */
+/* Host bytes of a captured copy: each replay of the graph reads them,
+ * until the runtime destroys the model that recorded the copy. */
 struct staged {
 	struct staged *next;
+	aclmdlRI model;
+	size_t n;
 	char bytes[];
 };
 
@@ -37,7 +40,8 @@ struct tensor_store {
 	aclrtStream stream;     /* NULL: the default stream */
 	pthread_mutex_t lock;
 	struct tensor *table;
-	struct staged *staged;  /* freed with the store, never earlier */
+	struct staged *staged;  /* newest first */
+	size_t staged_bytes;
 };
 
 int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out)
@@ -124,19 +128,62 @@ static int copy_failed(aclError e, const char *call, char *err, size_t errlen)
 	return refused ? -EBUSY : -EIO;
 }
 
+static bool model_destroyed(aclmdlRI model)
+{
+	uint32_t id;
+
+	return aclmdlRIGetId(model, &id) != ACL_SUCCESS;
+}
+
+/* Under ts->lock: the staging of models no replay can run again. */
+static void drop_stale_staging(struct tensor_store *ts)
+{
+	struct staged **pp = &ts->staged;
+
+	while (*pp) {
+		struct staged *s = *pp;
+
+		if (model_destroyed(s->model)) {
+			*pp = s->next;
+			ts->staged_bytes -= s->n;
+			free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
+}
+
+size_t ts_release_staging(struct tensor_store *ts)
+{
+	pthread_mutex_lock(&ts->lock);
+	drop_stale_staging(ts);
+	size_t kept = ts->staged_bytes;
+	pthread_mutex_unlock(&ts->lock);
+	return kept;
+}
+
 /*
  * A copy a capture records reads `src` again at every replay: host bytes
- * are kept in a staging buffer of the store's.
+ * are kept in a staging buffer of the store's while the model lives.
  */
 static int stage(struct tensor_store *ts, const void **src, size_t n,
 		 aclrtMemcpyKind kind)
 {
+	aclmdlRICaptureStatus status;
+	aclmdlRI model = NULL;
+
 	if (kind != ACL_MEMCPY_HOST_TO_DEVICE)
 		return 0;
+	drop_stale_staging(ts);
+	if (aclmdlRICaptureGetInfo(ts->stream, &status, &model) != ACL_SUCCESS)
+		return -EIO;
 	struct staged *s = malloc(sizeof(*s) + n);
 	if (!s)
 		return -ENOMEM;
 	memcpy(s->bytes, *src, n);
+	s->model = model;
+	s->n = n;
+	ts->staged_bytes += n;
 	s->next = ts->staged;
 	ts->staged = s;
 	*src = s->bytes;
