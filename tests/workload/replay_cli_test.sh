@@ -195,7 +195,15 @@ gentrace_decode_options)
 	status=0
 	"$gentrace" training --share-pool no >out 2>err || status=$?
 	expect_status 2
-	expect_err "npumem-gentrace: --batches and --share-pool are decode-graphs options"
+	expect_err "npumem-gentrace: --batches, --share-pool and --graphs are decode-graphs options"
+	status=0
+	"$gentrace" decode-graphs --graphs no --share-pool no >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --share-pool needs graphs (--graphs no captures none)"
+	status=0
+	"$gentrace" decode-graphs --graphs maybe >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad graphs 'maybe' (yes or no)"
 	status=0
 	"$gentrace" decode-graphs --batches 8..3 >out 2>err || status=$?
 	expect_status 2
