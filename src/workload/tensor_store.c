@@ -15,12 +15,16 @@
 #include <uthash.h>
 
 #include <acl/acl_rt.h>
+#include "base/extent_set.h"
 #include "tensor_store.h"
 
 struct tensor {
 	char name[TS_NAME_MAX + 1];
 	void *ptr;      /* NULL while size is 0 */
 	uint64_t size;
+	/* What was ever written: a resize copies only these bytes, so a
+	 * tensor grown by a write far past its end stays sparse. */
+	struct extent_set written;
 	UT_hash_handle hh;
 };
 
@@ -263,6 +267,23 @@ int ts_size(struct tensor_store *ts, const char *name, uint64_t *size)
 	return t ? 0 : -ENOENT;
 }
 
+/* The written extents below `size` of t's block, into `to`. */
+static int copy_written(struct tensor_store *ts, struct tensor *t, void *to, uint64_t size,
+			char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < t->written.n && rc == 0; i++) {
+		const struct extent *e = &t->written.e[i];
+		uint64_t hi = e->hi < size ? e->hi : size;
+
+		if (e->lo < hi)
+			rc = copy(ts, (char *)to + e->lo, (char *)t->ptr + e->lo,
+				  (size_t)(hi - e->lo), ACL_MEMCPY_DEVICE_TO_DEVICE, err, errlen);
+	}
+	return rc;
+}
+
 /* The old block is freed only once the new one holds the bytes. */
 static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t size,
 			 char *err, size_t errlen)
@@ -277,9 +298,7 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 	rc = block_alloc(ts, (size_t)size, &ptr, err, errlen);
 	if (rc)
 		return rc;
-	uint64_t keep = size < t->size ? size : t->size;
-	rc = copy(ts, ptr, t->ptr, (size_t)keep, ACL_MEMCPY_DEVICE_TO_DEVICE, err,
-		  errlen);
+	rc = copy_written(ts, t, ptr, size, err, errlen);
 	if (rc) {
 		block_free(ts, ptr);
 		return rc;
@@ -288,6 +307,7 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 		block_free(ts, t->ptr);
 	t->ptr = ptr;
 	t->size = size;
+	extent_set_clip(&t->written, size);
 	return 0;
 }
 
@@ -341,6 +361,8 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 		if (rc == 0 && len)
 			rc = copy(ts, (char *)t->ptr + off, buf, len,
 				  ACL_MEMCPY_HOST_TO_DEVICE, err, errlen);
+		if (rc == 0 && len)
+			extent_set_add(&t->written, off, off + len);
 		if (rc == 0)
 			rc = (ssize_t)len;
 	}
