@@ -43,6 +43,7 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->owner = opt->owner;
 	sw->on_unload = opt->on_unload;
 	sw->on_fault = opt->on_fault;
+	sw->on_warn = opt->on_warn;
 	sw->ctx = opt->ctx;
 	sw->caching.kind = SW_CACHING;
 	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
@@ -224,7 +225,8 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 	return rc;
 }
 
-int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
+/* The owner of a live pointer, pinned; NULL if no allocator made it. */
+static struct sw_entry *pin_owner(struct sw *sw, void *ptr)
 {
 	struct sw_owner *o = NULL;
 
@@ -234,14 +236,38 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 	if (e)
 		sw_pin(e);
 	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+enum stream_use { RECORD, ERASE };
+
+static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_use u)
+{
+	struct sw_entry *e = pin_owner(sw, ptr);
+	int rc;
+
 	if (!e)
 		return -EINVAL;
-	int rc = e->kind == SW_CACHING ? npa_record_stream(sw->npa, ptr, stream)
-				       : npl_record_stream(e->npl, ptr, stream);
+	if (e->kind == SW_CACHING)
+		rc = u == RECORD ? npa_record_stream(sw->npa, ptr, stream)
+				 : npa_erase_stream(sw->npa, ptr, stream);
+	else
+		rc = u == RECORD ? npl_record_stream(e->npl, ptr, stream)
+				 : npl_erase_stream(e->npl, ptr, stream);
 	if (rc == -EFAULT)
 		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
+}
+
+int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
+{
+	return stream_use(sw, ptr, stream, RECORD);
+}
+
+int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream)
+{
+	return stream_use(sw, ptr, stream, ERASE);
 }
 
 /* Make `e` current; the one it replaces is unloaded if nothing holds it. */
@@ -292,6 +318,20 @@ static bool foreign_memory(void *arg, const struct npl *self, int device, const 
 	return found;
 }
 
+static void plugin_warning(void *arg, const struct npl *self, const char *text)
+{
+	struct sw *sw = arg;
+	char name[32] = "plugin";
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *e = sw->plugins; e != NULL; e = e->next)
+		if (e->npl == self)
+			snprintf(name, sizeof(name), "%s", e->name);
+	pthread_mutex_unlock(&sw->lock);
+	if (sw->on_warn)
+		sw->on_warn(sw->ctx, name, text);
+}
+
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 {
 	struct plugin *p = NULL;
@@ -315,6 +355,7 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	e->kind = SW_PLUGIN;
 	e->since = p->loaded_at;
 	npl_set_foreign_check(e->npl, foreign_memory, sw);
+	npl_set_warn(e->npl, plugin_warning, sw);
 	make_current(sw, e);
 	pthread_mutex_unlock(&sw->swap_lock);
 	return 0;

@@ -36,6 +36,9 @@ struct sw_options {
 	/* Told once (outside every switch lock) when a plug-in faults and is
 	 * retired: which one, and what happened (function, signal, address). */
 	void (*on_fault)(void *ctx, const char *name, const char *what);
+	/* Told (outside every switch lock) each of torch_npu's warnings about
+	 * a plug-in (an absent hook, an unsupported call), once per plug-in. */
+	void (*on_warn)(void *ctx, const char *name, const char *text);
 	void *ctx;
 };
 
@@ -73,6 +76,8 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 /* Through the owner. -EINVAL "Trying to free a pointer not allocated here". */
 int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen);
 int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
+/* torch_npu.erase_stream: through the owner (its erase_stream hook). */
+int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream);
 
 /*
  * A line written to ctl/allocator: "caching" or a plug-in spec. On error

@@ -50,6 +50,14 @@ static void log_fault(void *ctx, const char *name, const char *what)
 	dlog_printf(&d->log, "allocator %s: %s; the caching allocator is current", name, what);
 }
 
+/* torch_npu's own words where it would warn about a plug-in. */
+static void log_warning(void *ctx, const char *name, const char *text)
+{
+	struct nmfs *d = ctx;
+
+	dlog_printf(&d->log, "allocator %s: UserWarning: %s", name, text);
+}
+
 static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 			size_t errlen)
 {
@@ -60,6 +68,7 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.on_fault = log_fault,
+		.on_warn = log_warning,
 		.ctx = d,
 	};
 	int rc = sw_create(&opt, &d->sw);
