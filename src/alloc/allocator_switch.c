@@ -165,10 +165,10 @@ static int entry_free(struct sw *sw, struct sw_entry *e, void *ptr, char *err,
 	return npl_free(e->npl, ptr, err, errlen);
 }
 
-int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
-	      void **ptr, char *err, size_t errlen)
+/* Allocate from `e`, pinned by the caller, and map the block to it. */
+static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
+			 aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	struct sw_entry *e = sw_pin_current(sw);
 	int rc = entry_malloc(sw, e, device, size, stream, ptr, err, errlen);
 	struct sw_owner *o = NULL;
 
@@ -190,10 +190,63 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 		e->live_blocks++;
 		e->live_bytes += size;
 	}
-	struct sw_entry *gone = sw_unpin(sw, e);
 	pthread_mutex_unlock(&sw->lock);
-	sw_reap(sw, gone);
 	return rc;
+}
+
+int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
+	      void **ptr, char *err, size_t errlen)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	int rc = malloc_pinned(sw, e, device, size, stream, ptr, err, errlen);
+
+	sw_release(sw, e);
+	return rc;
+}
+
+int sw_malloc_from(struct sw *sw, struct sw_entry *e, int device, size_t size,
+		   aclrtStream stream, void **ptr, char *err, size_t errlen)
+{
+	return malloc_pinned(sw, e, device, size, stream, ptr, err, errlen);
+}
+
+struct sw_entry *sw_hold(struct sw *sw, const char *name)
+{
+	struct sw_entry *e = strcmp(name, "caching") == 0 ? &sw->caching : NULL;
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *p = sw->plugins; p && !e; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			e = p;
+	if (e)
+		sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+void sw_drop(struct sw *sw, struct sw_entry *e)
+{
+	sw_release(sw, e);
+}
+
+const char *sw_entry_name(const struct sw_entry *e)
+{
+	return e->name;
+}
+
+static struct sw_entry *pin_owner(struct sw *sw, void *ptr);
+
+size_t sw_block_size(struct sw *sw, const void *ptr)
+{
+	struct sw_entry *e = pin_owner(sw, (void *)ptr);
+	size_t size = 0;
+
+	if (e) {
+		size = e->kind == SW_CACHING ? npa_block_size(sw->npa, ptr)
+					     : npl_block_size(e->npl, ptr);
+		sw_release(sw, e);
+	}
+	return size;
 }
 
 int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)

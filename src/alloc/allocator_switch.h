@@ -80,6 +80,22 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
 int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream);
 
 /*
+ * One allocator of the switch by name ("caching" or "pluginK"), kept
+ * loaded until dropped, for whoever allocates from it whatever is current
+ * (an ACL allocator registered for a stream). NULL if there is none.
+ */
+struct sw_entry;
+struct sw_entry *sw_hold(struct sw *sw, const char *name);
+void sw_drop(struct sw *sw, struct sw_entry *e);
+const char *sw_entry_name(const struct sw_entry *e);
+/* sw_malloc from a held allocator; freed with sw_free like any block. */
+int sw_malloc_from(struct sw *sw, struct sw_entry *e, int device, size_t size,
+		   aclrtStream stream, void **ptr, char *err, size_t errlen);
+/* The size of the block behind a live pointer, as its allocator keeps it
+ * (the caching allocator's rounded size); 0 if unknown. */
+size_t sw_block_size(struct sw *sw, const void *ptr);
+
+/*
  * A line written to ctl/allocator: "caching" or a plug-in spec. On error
  * nothing changes and the reason is in err (see plugin_open for errnos).
  */
