@@ -226,7 +226,7 @@ static int acl_refused(aclError e, const char *call, char *err, size_t errlen)
 static int run_operator(aclrtStream stream, uint64_t ns, aclrtEvent *event, char *err,
 			size_t errlen)
 {
-	aclError e = npusim_launch(stream, ns);
+	aclError e = ns == OP_OPEN_ENDED ? npusim_launch_open(stream) : npusim_launch(stream, ns);
 
 	if (e != ACL_SUCCESS)
 		return acl_refused(e, "launch", err, errlen);
@@ -356,6 +356,25 @@ void op_counts(struct op_launcher *l, aclrtStream stream, struct op_stream_count
 	HASH_FIND_PTR(l->counts, &stream, c);
 	*out = c ? c->c : (struct op_stream_counts){ .stream = stream };
 	pthread_mutex_unlock(&l->lock);
+}
+
+size_t op_registrations(struct op_launcher *l, struct op_registration *out, size_t max)
+{
+	struct npusim_allocator_reg *regs = max ? calloc(max, sizeof(*regs)) : NULL;
+	size_t n = npusim_allocator_registrations(regs, regs ? max : 0);
+
+	for (size_t i = 0; regs && i < n && i < max; i++) {
+		const struct npusim_allocator_reg *r = &regs[i];
+		out[i] = (struct op_registration){
+			.stream = r->stream, .stream_id = r->stream_id, .device = r->device,
+			.desc = r->desc, .obj = r->obj, .alloc = r->alloc != NULL,
+			.free = r->free != NULL, .alloc_advise = r->alloc_advise != NULL,
+			.get_addr_from_block = r->get_addr_from_block != NULL,
+		};
+		op_counts(l, r->stream, &out[i].counts);
+	}
+	free(regs);
+	return n;
 }
 
 uint64_t op_fallback_allocs(struct op_launcher *l)

@@ -42,8 +42,12 @@ int op_launcher_create(const struct op_fallback *fb, struct op_launcher **out);
 /* Wait for every operator, free every workspace, then destroy. */
 void op_launcher_destroy(struct op_launcher *l);
 
+/* An operator whose work ends only when its stream is synchronized. */
+#define OP_OPEN_ENDED UINT64_MAX
+
 /*
  * An operator on `stream` of `device` that runs `ns` virtual nanoseconds
+ * (or OP_OPEN_ENDED)
  * with `workspace` bytes (0: none). -ENOMEM when no workspace could be had
  * (the operator does not run), -EFAULT when the registered allocator
  * faulted or gave an address that is not device memory, -EIO when the
@@ -65,6 +69,19 @@ struct op_stream_counts {
 };
 /* The counts of `stream` (zeros if it never had workspace). */
 void op_counts(struct op_launcher *l, aclrtStream stream, struct op_stream_counts *out);
+/* A registration in force, with the launcher's counts for its stream. */
+struct op_registration {
+	aclrtStream stream;
+	uint64_t stream_id;          /* the runtime's (aclrtStreamGetId) */
+	int device;                  /* -1: a stream the runtime does not know */
+	aclrtAllocatorDesc desc;
+	aclrtAllocator obj;
+	bool alloc, free, alloc_advise, get_addr_from_block; /* which are set */
+	struct op_stream_counts counts;
+};
+/* Fills at most `max`, in stream order; returns how many there are. */
+size_t op_registrations(struct op_launcher *l, struct op_registration *out, size_t max);
+
 /* The workspace the fallback gave: allocations so far. */
 uint64_t op_fallback_allocs(struct op_launcher *l);
 
