@@ -9,6 +9,7 @@
 #define ACL_ACL_RT_H
 
 #include "acl_base.h"
+#include "acl_rt_allocator.h"
 
 #ifdef __cplusplus
 extern "C" {

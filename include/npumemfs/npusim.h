@@ -102,6 +102,25 @@ NPUSIM_API uint64_t npusim_stream_id(aclrtStream stream);
  * filter compares with its graph's capture id. */
 NPUSIM_API uint32_t npusim_stream_capture_id(aclrtStream stream);
 
+/*
+ * The ACL allocator registrations (aclrtAllocatorRegister) in force, in
+ * the order of the streams' ids: the stream, its id and device (-1 for a
+ * handle the runtime does not know), the descriptor given and the copies
+ * kept. Fills at most `max` and returns how many there are.
+ */
+struct npusim_allocator_reg {
+	aclrtStream stream;
+	uint64_t stream_id;
+	int device;
+	aclrtAllocatorDesc desc;
+	aclrtAllocator obj;
+	aclrtAllocatorAllocFunc alloc;
+	aclrtAllocatorFreeFunc free;
+	aclrtAllocatorAllocAdviseFunc alloc_advise;
+	aclrtAllocatorGetAddrFromBlockFunc get_addr_from_block;
+};
+NPUSIM_API size_t npusim_allocator_registrations(struct npusim_allocator_reg *out, size_t max);
+
 /* Fault injection on the device malloc path (aclrtMalloc*). */
 /* Fail the nth malloc from now on (1 = the next one); 0 disables. */
 NPUSIM_API int npusim_fail_nth_malloc(int device, uint64_t nth);

@@ -149,6 +149,18 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 	return rc;
 }
 
+int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
+{
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev = lock_owner(a, ptr, &slot);
+
+	if (dev == NULL)
+		return -EINVAL;
+	npa_erase_stream_use(slot->block, stream);
+	npa_lock_release(&dev->lock);
+	return 0;
+}
+
 /* The last segment starting before `end`: the only one that can reach `lo`. */
 static bool segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
 {

@@ -65,6 +65,13 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream,
 int npa_free(struct npa *a, void *ptr, char *err, size_t errlen);
 /* Mark `ptr` as used on `stream`: its free waits for the stream's work. */
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream);
+/*
+ * torch_npu.erase_stream(tensor, stream) on a live pointer: the stream an
+ * earlier record_stream added is dropped, so the block's free waits for no
+ * event there (upstream also requires the caller to be on the block's own
+ * stream, which the daemon and replays always are). -EINVAL if unknown.
+ */
+int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream);
 /* Whether [ptr, ptr + size) overlaps a segment the allocator holds on `device`. */
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size);
 /* The segments of `device`, in address order; free(*out). */

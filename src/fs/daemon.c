@@ -9,6 +9,10 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/acl_adapter.h"
+#include "alloc/block_handle.h"
+#include "workload/op_launch.h"
+
 #include "daemon.h"
 #include "graphs.h"
 #include "mempools.h"
@@ -50,6 +54,49 @@ static void log_fault(void *ctx, const char *name, const char *what)
 	dlog_printf(&d->log, "allocator %s: %s; the caching allocator is current", name, what);
 }
 
+/* torch_npu's own words where it would warn about a plug-in. */
+static void log_warning(void *ctx, const char *name, const char *text)
+{
+	struct nmfs *d = ctx;
+
+	dlog_printf(&d->log, "allocator %s: UserWarning: %s", name, text);
+}
+
+static int sw_fallback_malloc(void *ctx, int device, size_t size, aclrtStream stream,
+			      void **ptr, char *err, size_t errlen)
+{
+	return sw_malloc(ctx, device, size, stream, ptr, err, errlen);
+}
+
+static int sw_fallback_free(void *ctx, void *ptr, char *err, size_t errlen)
+{
+	return sw_free(ctx, ptr, err, errlen);
+}
+
+/* Block handles, ACL allocators on streams, and operators with workspace
+ * (taken from the allocator in use where no stream has one registered). */
+static int start_acl(struct nmfs *d)
+{
+	struct op_fallback fb = { .malloc = sw_fallback_malloc, .free = sw_fallback_free,
+				  .ctx = d->sw };
+	int rc = acl_adapters_create(d->sw, &d->acl);
+
+	if (rc == 0)
+		rc = op_launcher_create(&fb, &d->ops);
+	if (rc == 0)
+		npa_block_handles_bind(d->sw);
+	return rc;
+}
+
+static void stop_acl(struct nmfs *d)
+{
+	op_launcher_destroy(d->ops);
+	acl_adapters_destroy(d->acl);
+	npa_block_handles_bind(NULL);
+	d->ops = NULL;
+	d->acl = NULL;
+}
+
 static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 			size_t errlen)
 {
@@ -60,6 +107,7 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.on_fault = log_fault,
+		.on_warn = log_warning,
 		.ctx = d,
 	};
 	int rc = sw_create(&opt, &d->sw);
@@ -127,6 +175,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		rc = mempools_new(&d->mempools);
 	if (rc == 0)
 		rc = graphs_new(&d->graphs);
+	if (rc == 0)
+		rc = start_acl(d);
 	if (rc) {
 		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
@@ -139,6 +189,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	return 0;
 
 out_switch:
+	stop_acl(d);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
@@ -183,6 +234,8 @@ int daemon_fini(struct nmfs *d)
 	/* Graphs first: a capture must end before its stream can go, and a
 	 * model before the host bytes its copies read. */
 	graphs_free(d->graphs);
+	/* Operators end and give their workspace back before streams go. */
+	stop_acl(d);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	/* Tensors are gone, so every plug-in is unloaded here. */

@@ -28,6 +28,8 @@
 struct fh;
 struct fs_graphs;
 struct fs_mempools;
+struct acl_adapters;
+struct op_launcher;
 LIST_HEAD(fh_list, fh);
 
 /* What the program that mounts asks of the daemon (it has read the ini). */
@@ -53,6 +55,8 @@ struct nmfs {
 	struct fs_streams streams; /* each device's streams and their tensors */
 	struct fs_graphs *graphs;  /* ctl/graph: NPUGraphs by name */
 	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
+	struct acl_adapters *acl;  /* ctl/acl_allocator: allocators registered on streams */
+	struct op_launcher *ops;   /* ctl/op: operators and their workspace */
 	struct replay_worker replay;
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;

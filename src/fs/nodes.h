@@ -81,6 +81,13 @@ int show_pool_snapshot(struct nmfs *d, const struct target *t, struct sbuf *out)
 int show_pool_metrics(struct nmfs *d, struct sbuf *out);
 extern const struct node_index pool_index;
 
+/* acl_files.c: acl/allocators, ctl/acl_allocator, ctl/op. */
+int show_acl_allocators(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_acl_allocator(struct nmfs *d, const struct target *t, const char *value,
+			uid_t caller, char *err, size_t errlen);
+int store_op(struct nmfs *d, const struct target *t, const char *value, uid_t caller,
+	     char *err, size_t errlen);
+
 /* indexes.c: the {NAME}s of tensors/deviceN/[streamS/] and allocators/. */
 extern const struct node_index tensor_index;
 extern const struct node_index allocator_index;

@@ -122,6 +122,18 @@ static const struct node nodes[] = {
 	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it",
 	  .usage = "'create M [use_on_oom] [no_split] [device=D]', 'begin M stream=S', "
 		   "'end M', 'release M' or 'empty M'" },
+	CTL("/ctl/acl_allocator", store_acl_allocator,
+	    "ACL allocators on streams (aclrtAllocatorRegister), as torchair registers torch_npu's",
+	    "'register ALLOCATOR stream=S [device=D]' (ALLOCATOR: caching or a loaded pluginK) "
+	    "or 'unregister stream=S [device=D]'"),
+	CTL("/ctl/op", store_op,
+	    "operators with workspace from their stream's ACL allocator (else the allocator in use)",
+	    "'launch stream=S workspace=SIZE [ns=N] [device=D]' (no ns: runs until the stream "
+	    "syncs) or 'sync stream=S [device=D]'"),
+	DIR_("/acl"),
+	RO("/acl/allocators", show_acl_allocators,
+	   "ACL allocator registrations per stream: descriptor, object, functions set, "
+	   "alloc/free calls, workspace outstanding"),
 	DIR_("/allocators"),
 	{ .path = "/allocators/{NAME}.device{N}", .kind = NODE_TEXT, .mode = 0444,
 	  .index = &allocator_index, .show = show_allocator_stats,

@@ -149,6 +149,7 @@ void npusim_shutdown(void)
 		goto out;
 	atomic_store(&sim.up, false);
 	sim_vm_reset();
+	sim_allocators_reset();
 	sim_sched_reset();
 	for (int i = 0; i < sim.ndev; i++) {
 		leaked += sim.device[i].ctr.used;

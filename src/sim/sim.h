@@ -118,6 +118,7 @@ void sim_account_free(struct sim_device *d, uint64_t bytes);
 void sim_sched_reset(void);
 void sim_models_reset(void);
 void sim_vm_reset(void);
+void sim_allocators_reset(void);
 
 uint64_t sim_monotonic_ns(void);
 /* Spend `us` microseconds of real time (the simulated driver cost). */

@@ -6,6 +6,7 @@
  *     alloc ID SIZE [stream=S] [device=D]    SIZE: bytes or KiB/MiB/GiB suffix
  *     free ID
  *     record_stream ID STREAM
+ *     erase_stream ID STREAM                 torch_npu.erase_stream(tensor, stream)
  *     sync [STREAM]
  *     empty_cache
  *     reset_peak | reset_accumulated
@@ -74,6 +75,7 @@ enum wl_op {
 	WL_ALLOC,
 	WL_FREE,
 	WL_RECORD_STREAM,
+	WL_ERASE_STREAM,
 	WL_SYNC,
 	WL_EMPTY_CACHE,
 	WL_RESET_PEAK,
@@ -153,7 +155,7 @@ struct wl_replay_counters {
 	uint64_t frees;
 	uint64_t ooms;          /* allocations refused by the allocator */
 	uint64_t skipped_frees; /* frees of IDs whose allocation failed */
-	uint64_t skipped_record_streams; /* record_stream of such IDs */
+	uint64_t skipped_record_streams; /* record_stream or erase_stream of such IDs */
 	size_t position;        /* index of the next event to run */
 };
 
@@ -168,6 +170,7 @@ struct wl_target_ops {
 		      void **ptr, char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
 	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
+	int (*erase_stream)(void *ctx, void *ptr, aclrtStream stream);
 	int (*empty_cache)(void *ctx, int device);          /* -1: all */
 	int (*reset_peak)(void *ctx, int device);           /* -1: all */
 	int (*reset_accumulated)(void *ctx, int device);    /* -1: all */

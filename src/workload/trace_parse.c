@@ -375,7 +375,8 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 	return 0;
 }
 
-static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_event *ev)
+/* record_stream and erase_stream: "CMD ID STREAM". */
+static int parse_stream_use(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct id_entry *e = NULL;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
@@ -383,7 +384,7 @@ static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_eve
 	if (rc == 0)
 		rc = wl_parse_stream(p, f[2], &ev->stream);
 	if (rc == 0)
-		rc = live_id(p, "record_stream", f[1], &e);
+		rc = live_id(p, f[0], f[1], &e);
 	if (rc)
 		return rc;
 	ev->slot = e->slot;
@@ -437,7 +438,8 @@ static const struct command {
 } commands[] = {
 	{ "alloc", WL_ALLOC, parse_alloc },
 	{ "free", WL_FREE, parse_free },
-	{ "record_stream", WL_RECORD_STREAM, parse_record_stream },
+	{ "record_stream", WL_RECORD_STREAM, parse_stream_use },
+	{ "erase_stream", WL_ERASE_STREAM, parse_stream_use },
 	{ "sync", WL_SYNC, parse_sync },
 	{ "empty_cache", WL_EMPTY_CACHE, parse_bare },
 	{ "reset_peak", WL_RESET_PEAK, parse_bare },

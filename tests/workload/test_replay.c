@@ -131,6 +131,24 @@ static void sync_of_the_stream_lets_the_next_alloc_reuse_the_block(void **state)
 	stop_fixture(fx);
 }
 
+/* torch_npu.erase_stream: the stream's use is over, so the free waits
+ * for nothing and the next allocation takes the block again. */
+static void erase_stream_lets_the_freed_block_be_reused_without_a_sync(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nerase_stream a 1\nfree a\n"
+		 "alloc b 1048577\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_ALL].current, BLOCK_1MIB_PLUS_1);
+	assert_int_equal(s.active[NPA_STAT_ALL].current, 1);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_ALL].current, 20 * MiB);
+	stop_fixture(fx);
+}
+
 static void bare_sync_completes_every_stream(void **state)
 {
 	struct fixture *fx = start(1, 8 * GiB);
@@ -387,6 +405,7 @@ int main(void)
 		T(alloc_of_1_mib_plus_1_reserves_a_20_mib_segment),
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
+		T(erase_stream_lets_the_freed_block_be_reused_without_a_sync),
 		T(sync_of_the_stream_lets_the_next_alloc_reuse_the_block),
 		T(bare_sync_completes_every_stream),
 		T(oom_is_counted_and_the_replay_goes_on),
