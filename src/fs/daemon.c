@@ -110,6 +110,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);
 	tree_errors_init(&d->errors);
+	kept_texts_init(&d->kept);
 	dlog_init(&d->log, true);
 	rc = copy_options(d, opt);
 	if (rc) {
@@ -147,6 +148,7 @@ out_alloc:
 out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
+	kept_texts_release(&d->kept);
 	tree_errors_release(&d->errors);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
@@ -199,6 +201,7 @@ int daemon_fini(struct nmfs *d)
 		dlog_printf(&d->log, "no leaks");
 	}
 	tree_errors_release(&d->errors);
+	kept_texts_release(&d->kept);
 	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);

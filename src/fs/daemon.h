@@ -18,6 +18,7 @@
 #include "workload/tensor_store.h"
 
 #include "daemon_log.h"
+#include "kept_text.h"
 #include "replay_worker.h"
 #include "streams.h"
 #include "trace_pipe.h"
@@ -64,6 +65,7 @@ struct nmfs {
 	struct fh_list open_files;
 	pthread_mutex_t open_files_lock;
 	struct trace_pipe_limit trace_waiters; /* reads of trace/deviceN waiting */
+	struct kept_texts kept;  /* texts stats rendered, for the opens after them */
 };
 
 /*

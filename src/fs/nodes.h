@@ -12,7 +12,6 @@
 /* views.c */
 int show_readme(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_config(struct nmfs *d, const struct target *t, struct sbuf *out);
-int show_log(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out);

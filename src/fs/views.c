@@ -37,12 +37,6 @@ int show_config(struct nmfs *d, const struct target *t, struct sbuf *out)
 	return sbuf_puts(out, d->config_text);
 }
 
-int show_log(struct nmfs *d, const struct target *t, struct sbuf *out)
-{
-	(void)t;
-	return dlog_format(&d->log, out);
-}
-
 static int stats_of(struct nmfs *d, const struct target *t, struct npa_stats *s)
 {
 	return sw_get_stats(d->sw, t->device, s);
