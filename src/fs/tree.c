@@ -130,7 +130,8 @@ static const struct node nodes[] = {
 	{ .path = "/workload/replay", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_replay, .store = store_replay,
 	  .help = "a trace replayed in the background; read: state, progress, last error",
-	  .usage = "an absolute trace path (refused while a replay runs)" },
+	  .usage = "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
+		   "(the last trace again, looping); refused while a replay runs" },
 };
 
 #define NNODES (sizeof(nodes) / sizeof(nodes[0]))
