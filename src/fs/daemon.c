@@ -125,6 +125,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		goto out_alloc;
 	rc = streams_init(&d->streams, d->sw, d->device_count);
 	if (rc == 0)
+		rc = sampler_init(&d->sampler, d->sw, d->device_count);
+	if (rc == 0)
 		rc = mempools_new(&d->mempools);
 	if (rc == 0)
 		rc = graphs_new(&d->graphs);
@@ -140,6 +142,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	return 0;
 
 out_switch:
+	sampler_fini(&d->sampler);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
@@ -154,11 +157,23 @@ out_log:
 	return rc;
 }
 
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen)
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 {
+	int rc = sampler_start(&d->sampler);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot start the stats sampler: %s", strerror(-rc));
+		return rc;
+	}
 	if (!d->replay_path[0])
 		return 0;
-	return rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	rc = rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	if (rc) {
+		char why[NMFS_ERRLEN];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "start-up replay not started: %s", why);
+	}
+	return rc;
 }
 
 static int check_devices(struct nmfs *d)
@@ -182,6 +197,7 @@ int daemon_fini(struct nmfs *d)
 	uint64_t leaked_bytes = 0;
 
 	rw_stop(&d->replay);
+	sampler_fini(&d->sampler);
 	/* Graphs first: a capture must end before its stream can go, and a
 	 * model before the host bytes its copies read. */
 	graphs_free(d->graphs);

@@ -20,6 +20,7 @@
 #include "daemon_log.h"
 #include "kept_text.h"
 #include "replay_worker.h"
+#include "stat_sampler.h"
 #include "streams.h"
 #include "trace_pipe.h"
 #include "tree.h"
@@ -55,6 +56,7 @@ struct nmfs {
 	struct fs_graphs *graphs;  /* ctl/graph: NPUGraphs by name */
 	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
 	struct replay_worker replay;
+	struct stat_sampler sampler; /* byte stats over time, for the history picture */
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;
 	time_t started;
@@ -74,8 +76,9 @@ struct nmfs {
  */
 int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen);
-/* Start the configured start-up replay, if any (after daemonizing). */
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen);
+/* Start the stats sampler and the configured start-up replay, if any
+ * (after daemonizing: threads do not survive the fork). */
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen);
 /*
  * Stop the replay, free live tensors, check the allocator's invariants and
  * report leaks, all into the log. 0 when everything was consistent.

@@ -16,6 +16,8 @@ int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_snapshot_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_history_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_max_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out);

@@ -157,8 +157,8 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 	if (fuse_daemonize(opts->foreground) ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)))
 		goto out_unmount;
-	if (daemon_start_replay(d, err, sizeof(err)))
-		dlog_printf(&d->log, "start-up replay not started: %s", err);
+	if (daemon_start_threads(d, err, sizeof(err)))
+		dlog_printf(&d->log, "%s", err);
 	dlog_printf(&d->log, "mounted on %s", opts->mountpoint);
 	int loop = run_loop(fuse, opts);
 	/* A positive value is the signal that ended the loop: a clean exit. */
