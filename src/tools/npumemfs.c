@@ -32,9 +32,7 @@ static void usage(const char *prog)
 	printf("usage: %s [--config FILE] [FUSE options] MOUNTPOINT\n\n"
 	       "A PyTorch/torch_npu caching allocator on a simulated NPU, shown as files.\n\n"
 	       "    --config FILE   ini file (see conf/npumemfs.ini); built-in defaults\n"
-	       "                    without it: 1 npu device of 32GiB, no latency\n"
-	       "    -h, --help      this text\n"
-	       "    -V, --version   version\n\n",
+	       "                    without it: 1 npu device of 32GiB, no latency\n\n",
 	       prog);
 }
 
