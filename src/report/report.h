@@ -71,9 +71,10 @@ int report_history_svg(struct sbuf *out, const struct report_sample *s, size_t n
  * are devices 0..n-1): per stat, "# HELP" and "# TYPE" then one sample a
  * device, pool and field, e.g.
  *   npumemfs_allocated_bytes{device="0",pool="all",stat="current"} 1024
- * Stat arrays and single stats are gauges (the accumulated fields can be
- * reset); the num_* counters are counters named ..._total; max_split_size
- * is a gauge. Keys are the flavor's, as report_stats_flat's.
+ * The current and peak of stat arrays and single stats are gauges; their
+ * allocated and freed totals are counters NAME_allocated_total and
+ * NAME_freed_total (labelled by device and pool); the num_* counters are
+ * counters named ..._total; max_split_size is a gauge. Keys are the flavor's, as report_stats_flat's.
  */
 int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
 		      int device_count, const struct npa_flavor *fl);
