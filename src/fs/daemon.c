@@ -158,6 +158,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);
 	tree_errors_init(&d->errors);
+	kept_texts_init(&d->kept);
 	dlog_init(&d->log, true);
 	rc = copy_options(d, opt);
 	if (rc) {
@@ -171,6 +172,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	if (rc)
 		goto out_alloc;
 	rc = streams_init(&d->streams, d->sw, d->device_count);
+	if (rc == 0)
+		rc = sampler_init(&d->sampler, d->sw, d->device_count);
 	if (rc == 0)
 		rc = mempools_new(&d->mempools);
 	if (rc == 0)
@@ -190,6 +193,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 
 out_switch:
 	stop_acl(d);
+	sampler_fini(&d->sampler);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
@@ -198,16 +202,29 @@ out_alloc:
 out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
+	kept_texts_release(&d->kept);
 	tree_errors_release(&d->errors);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
 }
 
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen)
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 {
+	int rc = sampler_start(&d->sampler);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot start the stats sampler: %s", strerror(-rc));
+		return rc;
+	}
 	if (!d->replay_path[0])
 		return 0;
-	return rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	rc = rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	if (rc) {
+		char why[NMFS_ERRLEN];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "start-up replay not started: %s", why);
+	}
+	return rc;
 }
 
 static int check_devices(struct nmfs *d)
@@ -231,6 +248,7 @@ int daemon_fini(struct nmfs *d)
 	uint64_t leaked_bytes = 0;
 
 	rw_stop(&d->replay);
+	sampler_fini(&d->sampler);
 	/* Graphs first: a capture must end before its stream can go, and a
 	 * model before the host bytes its copies read. */
 	graphs_free(d->graphs);
@@ -252,6 +270,7 @@ int daemon_fini(struct nmfs *d)
 		dlog_printf(&d->log, "no leaks");
 	}
 	tree_errors_release(&d->errors);
+	kept_texts_release(&d->kept);
 	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);

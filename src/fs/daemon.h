@@ -18,7 +18,9 @@
 #include "workload/tensor_store.h"
 
 #include "daemon_log.h"
+#include "kept_text.h"
 #include "replay_worker.h"
+#include "stat_sampler.h"
 #include "streams.h"
 #include "trace_pipe.h"
 #include "tree.h"
@@ -58,6 +60,7 @@ struct nmfs {
 	struct acl_adapters *acl;  /* ctl/acl_allocator: allocators registered on streams */
 	struct op_launcher *ops;   /* ctl/op: operators and their workspace */
 	struct replay_worker replay;
+	struct stat_sampler sampler; /* byte stats over time, for the history picture */
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;
 	time_t started;
@@ -68,6 +71,7 @@ struct nmfs {
 	struct fh_list open_files;
 	pthread_mutex_t open_files_lock;
 	struct trace_pipe_limit trace_waiters; /* reads of trace/deviceN waiting */
+	struct kept_texts kept;  /* texts stats rendered, for the opens after them */
 };
 
 /*
@@ -76,8 +80,9 @@ struct nmfs {
  */
 int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen);
-/* Start the configured start-up replay, if any (after daemonizing). */
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen);
+/* Start the stats sampler and the configured start-up replay, if any
+ * (after daemonizing: threads do not survive the fork). */
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen);
 /*
  * Stop the replay, free live tensors, check the allocator's invariants and
  * report leaks, all into the log. 0 when everything was consistent.

@@ -12,11 +12,12 @@
 /* views.c */
 int show_readme(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_config(struct nmfs *d, const struct target *t, struct sbuf *out);
-int show_log(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_snapshot_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_history_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_max_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out);

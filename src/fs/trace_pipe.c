@@ -45,6 +45,7 @@ static int refill(struct trace_pipe *p, struct npa *a)
 		if (rc < 0)
 			return rc;
 	}
+	p->base += p->text.len;
 	sbuf_reset(&p->text);
 	p->sent = 0;
 	rc = report_trace_jsonl(&p->text, &t);
@@ -99,9 +100,11 @@ static int wait_limited(struct trace_pipe *p, struct npa *a, struct trace_pipe_l
 }
 
 ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
-			const struct trace_pipe_wait *w, bool nonblock, char *buf,
-			size_t size)
+			const struct trace_pipe_wait *w, bool nonblock, uint64_t off,
+			char *buf, size_t size)
 {
+	if (off >= p->base && off < p->base + p->sent)
+		p->sent = (size_t)(off - p->base);
 	for (;;) {
 		if (p->sent < p->text.len)
 			return (ssize_t)drain(p, buf, size);

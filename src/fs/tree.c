@@ -25,8 +25,8 @@ static const struct node nodes[] = {
 	  .show = show_readme, .help = "what every file is (this file)" },
 	{ .path = "/config", .kind = NODE_TEXT, .mode = 0444, .constant = true,
 	  .show = show_config, .help = "the effective configuration, ini text" },
-	RO("/log", show_log,
-	   "daemon messages, newest last, stamped with seconds since start"),
+	{ .path = "/log", .kind = NODE_LOG, .mode = 0444,
+	  .help = "daemon messages, newest last, stamped with seconds since start (tail -f follows it)" },
 	DIR_("/metrics"),
 	RO("/metrics/npumemfs.prom", show_prometheus,
 	   "memory_stats of every device, Prometheus text (node_exporter textfile collector)"),
@@ -40,6 +40,10 @@ static const struct node nodes[] = {
 	DIR_("/snapshot"),
 	RO("/snapshot/device{N}.json", show_snapshot_json,
 	   "memory_snapshot(): segments of device N with their blocks, JSON"),
+	RO("/snapshot/device{N}.svg", show_snapshot_svg,
+	   "the segments of device N drawn to scale, blocks coloured by state, for a browser"),
+	RO("/snapshot/device{N}.history.svg", show_history_svg,
+	   "allocated, active and reserved bytes of device N over the last minute, a chart"),
 	RO("/snapshot/device{N}.pickle", show_snapshot_pickle,
 	   "_snapshot() with device_traces, the pickle memory_viz reads (_dump_snapshot)"),
 	DIR_("/snapshot/device{N}.pools"),
@@ -142,7 +146,8 @@ static const struct node nodes[] = {
 	{ .path = "/workload/replay", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_replay, .store = store_replay,
 	  .help = "a trace replayed in the background; read: state, progress, last error",
-	  .usage = "an absolute trace path (refused while a replay runs)" },
+	  .usage = "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
+		   "(the last trace again, looping); refused while a replay runs" },
 };
 
 #define NNODES (sizeof(nodes) / sizeof(nodes[0]))

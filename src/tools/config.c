@@ -133,7 +133,7 @@ static int set_size(struct load *ld, void *field, const char *v)
 
 	if (npa_parse_size(v, &n) || n == 0)
 		return fail(ld, -EINVAL,
-			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB)", v);
+			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)", v);
 	*(uint64_t *)field = n;
 	return 1;
 }

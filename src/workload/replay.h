@@ -19,6 +19,7 @@
  *     mempool_begin M stream=S
  *     mempool_end M
  *     mempool_release M
+ *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
  * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
  * and pool (P, M) names are any tokens too; pool=P and mempool names share
@@ -39,6 +40,12 @@
  * capture (a bare sync, or sync of the capturing stream); what upstream
  * refuses (capture on stream 0, a second capture of a graph, a second
  * mempool_begin of a pool) stops the replay with upstream's text.
+ *
+ * loop_start marks where a training run's steady state begins: a looping
+ * replay (the mount's workload/replay) runs the lines before it once
+ * (weights, optimizer state, graphs, mempools) and repeats the lines after
+ * it, which must leave live exactly the IDs they found live and may not
+ * make or unmake graphs or mempools. A replay run once ignores it.
  *
  * A whole trace is checked before any of it runs (unknown command, missing,
  * extra or bad field, an ID allocated twice while live, a free or
@@ -128,6 +135,8 @@ struct wl_trace {
 	long max_stream;     /* highest stream number named */
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
+	bool has_loop;       /* a loop_start line */
+	size_t loop_from;    /* the first event after it */
 };
 
 /*

@@ -166,6 +166,18 @@ size_t ts_release_staging(struct tensor_store *ts)
 	return kept;
 }
 
+/* The runtime knows every device address; a plug-in that hands out host
+ * memory (malloc, posix_memalign) makes tensors nobody can copy. */
+static int not_device_memory(const void *dev, char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen,
+			 "aclrtMemcpy refused %p: not device memory; the allocator that made "
+			 "this tensor returned a pointer that did not come from aclrtMalloc "
+			 "(a plug-in must take device memory through the ACL API)", dev);
+	return -EIO;
+}
+
 /*
  * A copy a capture records reads `src` again at every replay: host bytes
  * are kept in a staging buffer of the store's while the model lives.
@@ -220,6 +232,8 @@ static int copy(struct tensor_store *ts, void *dst, const void *src, size_t n,
 	if (kind != ACL_MEMCPY_DEVICE_TO_HOST && capturing(ts))
 		return copy_captured(ts, dst, src, n, kind, err, errlen);
 	e = aclrtMemcpy(dst, n, src, n, kind);
+	if (e == ACL_ERROR_INVALID_PARAM)
+		return not_device_memory(kind == ACL_MEMCPY_DEVICE_TO_HOST ? src : dst, err, errlen);
 	return e == ACL_SUCCESS ? 0 : copy_failed(e, "aclrtMemcpy", err, errlen);
 }
 

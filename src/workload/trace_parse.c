@@ -29,6 +29,7 @@ struct id_entry {
 	uint32_t slot;
 	int16_t device;
 	bool live;
+	bool live_at_loop; /* live at loop_start */
 	unsigned line;  /* where it was last allocated or freed */
 	char key[];
 };
@@ -489,6 +490,56 @@ static struct wl_event *next_event(struct parser *p)
 	return &t->events[t->nevents];
 }
 
+/*
+ * loop_start: a looping replay runs the lines before it once and repeats
+ * the lines after it, so those must end where they began: the same IDs
+ * live. Graphs and mempools are made before it, once.
+ */
+static int parse_loop_start(struct parser *p, int nf)
+{
+	struct id_entry *e, *tmp;
+
+	if (nf != 1)
+		return wl_parse_bad(p, "loop_start takes no fields");
+	if (p->loop_line)
+		return wl_parse_bad(p, "a second loop_start (the first is on line %u)",
+				    p->loop_line);
+	if (p->ncapturing)
+		return wl_parse_bad(p, "loop_start during a capture");
+	HASH_ITER(hh, p->ids, e, tmp)
+		e->live_at_loop = e->live;
+	p->loop_line = p->line;
+	p->t->has_loop = true;
+	p->t->loop_from = p->t->nevents;
+	return 0;
+}
+
+/* Lines that make or unmake graphs and pools happen once, before loop_start. */
+static bool once_only(enum wl_op op)
+{
+	return op == WL_CAPTURE_BEGIN || op == WL_CAPTURE_END || op == WL_GRAPH_RESET ||
+	       op == WL_MEMPOOL_CREATE || op == WL_MEMPOOL_BEGIN || op == WL_MEMPOOL_END ||
+	       op == WL_MEMPOOL_RELEASE;
+}
+
+/* At the end: what the repeated lines leave live is what they found. */
+static int check_loop(struct parser *p)
+{
+	struct id_entry *e, *tmp;
+
+	if (!p->loop_line)
+		return 0;
+	HASH_ITER(hh, p->ids, e, tmp) {
+		if (e->live == e->live_at_loop)
+			continue;
+		p->line = p->loop_line;
+		return wl_parse_bad(p, "the lines after loop_start must leave live what they "
+				    "found live: id '%s' is %s at the end (line %u)", e->key,
+				    e->live ? "allocated" : "freed", e->line);
+	}
+	return 0;
+}
+
 static int parse_line(struct parser *p, char *line)
 {
 	char *f[MAX_FIELDS];
@@ -497,9 +548,15 @@ static int parse_line(struct parser *p, char *line)
 
 	if (nf == 0)
 		return 0;
+	if (strcmp(f[0], "loop_start") == 0)
+		return parse_loop_start(p, nf);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(f[0], commands[i].name) != 0)
 			continue;
+		if (p->loop_line && once_only(commands[i].op))
+			return wl_parse_bad(p, "%s after loop_start (line %u): graphs and "
+					    "mempools are made once, before it", f[0],
+					    p->loop_line);
 		if ((ev = next_event(p)) == NULL)
 			return -ENOMEM;
 		memset(ev, 0, sizeof(*ev));
@@ -584,6 +641,8 @@ int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 	rc = stream_index(&p, 0, &ignored);
 	if (rc == 0)
 		rc = parse_lines(&p, f);
+	if (rc == 0)
+		rc = check_loop(&p);
 	if ((rc == -ENOMEM || rc == -EIO) && err)
 		snprintf(err, errlen, "%s: %s", name, strerror(-rc));
 	parser_release(&p);

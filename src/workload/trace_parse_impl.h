@@ -41,6 +41,7 @@ struct parser {
 	struct graph_entry *graphs;  /* named graphs */
 	struct pool_entry *pools;    /* pool=P and mempool names */
 	unsigned ncapturing;         /* streams capturing now */
+	unsigned loop_line;          /* line of loop_start, 0 without one */
 	char *err;
 	size_t errlen;
 };

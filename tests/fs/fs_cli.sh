@@ -5,6 +5,8 @@
 
 "$NPUMEMFS" --help >"$WORK/help" 2>&1 || fail "--help exit status"
 grep -q -- '--config FILE' "$WORK/help" || fail "--help does not mention --config"
+expect_eq "$(grep -c -- '--help' "$WORK/help")" 1 "--help lines in --help"
+expect_eq "$(grep -c -- '--version' "$WORK/help")" 1 "--version lines in --help"
 "$NPUMEMFS" --version >"$WORK/version" 2>&1 || fail "--version exit status"
 grep -q '^npumemfs [0-9]' "$WORK/version" || fail "--version: $(cat "$WORK/version")"
 
@@ -24,7 +26,7 @@ refused '[gpu]' "$INI:1: unknown section [gpu]"
 refused '[fs]
 allow_others = true' "$INI:2: unknown key 'allow_others' in section [fs]"
 refused '[device]
-capacity = 10XB' "$INI:2: '10XB' is not a size (bytes, or a number with KiB, MiB, GiB)"
+capacity = 10XB' "$INI:2: '10XB' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)"
 
 STATUS=0
 out=$("$NPUMEMFS" --config "$WORK/absent.ini" -f "$MNT" 2>&1) || STATUS=$?

@@ -143,6 +143,18 @@ static const struct bad_trace bad_traces[] = {
 	  "t:3: mempool_release of mempool 'm', released on line 2" },
 	{ "mempool_release_with_an_extra_field", "mempool_create m\nmempool_release m now\n", 0,
 	  "t:2: mempool_release: extra field 'now'" },
+	{ "loop_start_with_a_field", "alloc w 1\nloop_start now\n", 0,
+	  "t:2: loop_start takes no fields" },
+	{ "second_loop_start", "loop_start\nalloc a 1\nfree a\nloop_start\n", 0,
+	  "t:4: a second loop_start (the first is on line 1)" },
+	{ "loop_start_during_a_capture", "capture_begin 1\nloop_start\n", 0,
+	  "t:2: loop_start during a capture" },
+	{ "capture_after_loop_start", "alloc w 1\nloop_start\ncapture_begin 1\n", 0,
+	  "t:3: capture_begin after loop_start (line 2): graphs and mempools are made once, before it" },
+	{ "repeated_lines_that_keep_an_id", "alloc w 1\nloop_start\nalloc a 1\n", 0,
+	  "t:2: the lines after loop_start must leave live what they found live: id 'a' is allocated at the end (line 3)" },
+	{ "repeated_lines_that_free_a_weight", "alloc w 1\nloop_start\nalloc a 1\nfree a\nfree w\n", 0,
+	  "t:2: the lines after loop_start must leave live what they found live: id 'w' is freed at the end (line 5)" },
 };
 
 #define NBAD_TRACES (sizeof(bad_traces) / sizeof(bad_traces[0]))
