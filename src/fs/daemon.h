@@ -28,12 +28,14 @@
 struct fh;
 struct fs_graphs;
 struct fs_mempools;
+struct pinned_store;
 LIST_HEAD(fh_list, fh);
 
 /* What the program that mounts asks of the daemon (it has read the ini). */
 struct nmfs_options {
 	const struct npa_flavor *flavor;
 	int device_count;          /* devices of the running machine to show */
+	uint64_t host_capacity;    /* the machine's pinned host memory, 0: 64 GiB */
 	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
 	const char *plugin_dirs;   /* where plug-ins may be loaded from */
 	const char *replay;        /* start-up trace, "" none */
@@ -53,6 +55,7 @@ struct nmfs {
 	struct fs_streams streams; /* each device's streams and their tensors */
 	struct fs_graphs *graphs;  /* ctl/graph: NPUGraphs by name */
 	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
+	struct pinned_store *pinned;  /* pinned/NAME: pin_memory() tensors */
 	struct replay_worker replay;
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;
