@@ -9,10 +9,27 @@
 #include <string.h>
 
 #include "caching_allocator_impl.h"
+#include "host_impl.h"
 
 int npa_create(const struct npa_options *opt, struct npa **out)
 {
 	return npa_create_err(opt, out, NULL, 0);
+}
+
+/* call_once in setAllocator: the variant is fixed from here on. */
+static int create_host(struct npa *a, const struct npa_options *opt)
+{
+	struct host_limits limits = npa_host_limits_of(&a->conf);
+	uint64_t capacity = opt->host_capacity ? opt->host_capacity : (uint64_t)64 << 30;
+
+	return npa_host_create(&a->host, a->conf.pin_memory_expandable_segments
+				       ? NPA_HOST_EXPANDABLE : NPA_HOST_CACHING,
+			       &limits, capacity);
+}
+
+struct npa_host *npa_host_of(struct npa *a)
+{
+	return a->host;
 }
 
 int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
@@ -33,6 +50,10 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 	a->next_user_pool = 1;
 	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;
+	if (create_host(a, opt) < 0) {
+		free(a);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
 		if (rc < 0) {
@@ -56,6 +77,7 @@ size_t npa_destroy(struct npa *a, uint64_t *leaked_bytes)
 		return 0;
 	for (int i = 0; i < a->ndev; i++)
 		leaks += npa_device_fini(&a->dev[i], leaked_bytes);
+	npa_host_destroy(a->host);
 	free(a);
 	return leaks;
 }

@@ -38,6 +38,9 @@ struct npa_options {
 	const struct npa_flavor *flavor; /* NULL: npu */
 	struct npa_conf conf;            /* from npa_conf_default + npa_conf_parse */
 	int device_count;                /* devices 0..device_count-1, at most NPA_MAX_DEVICES */
+	/* Pinned host memory of the machine (sizes the expandable host
+	 * variant's ranges); 0: 64 GiB, upstream's device size. */
+	uint64_t host_capacity;
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);

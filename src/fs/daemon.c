@@ -16,12 +16,16 @@
 #include "daemon.h"
 #include "graphs.h"
 #include "mempools.h"
+#include "alloc/host_allocator.h"
+#include "workload/pinned_store.h"
 
-static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
+static int start_alloc(struct nmfs *d, const struct nmfs_options *o, char *err,
 		       size_t errlen)
 {
+	const char *alloc_conf = o->alloc_conf ? o->alloc_conf : "";
 	struct npa_options opt = { .flavor = d->flavor,
-				   .device_count = d->device_count };
+				   .device_count = d->device_count,
+				   .host_capacity = o->host_capacity };
 	char why[NPA_CONF_ERRLEN];
 	int rc;
 
@@ -32,6 +36,8 @@ static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
 		snprintf(err, errlen, "alloc_conf: %s", why);
 		return rc;
 	}
+	if (npa_conf_pinned_warning(&opt.conf))
+		dlog_printf(&d->log, "alloc_conf: %s", npa_conf_pinned_warning(&opt.conf));
 	rc = npa_create(&opt, &d->alloc);
 	if (rc)
 		snprintf(err, errlen, "cannot create the allocator: %s", strerror(-rc));
@@ -165,7 +171,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_log;
 	}
-	rc = start_alloc(d, opt->alloc_conf ? opt->alloc_conf : "", err, errlen);
+	rc = start_alloc(d, opt, err, errlen);
 	if (rc)
 		goto out_log;
 	rc = start_switch(d, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
@@ -180,6 +186,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		rc = graphs_new(&d->graphs);
 	if (rc == 0)
 		rc = start_acl(d);
+	if (rc == 0)
+		rc = ps_new(npa_host_of(d->alloc), &d->pinned);
 	if (rc) {
 		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
@@ -192,8 +200,10 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	return 0;
 
 out_switch:
+	ps_free(d->pinned);
 	stop_acl(d);
 	sampler_fini(&d->sampler);
+	graphs_free(d->graphs);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
@@ -238,6 +248,10 @@ static int check_devices(struct nmfs *d)
 		dlog_printf(&d->log, "invariant check: device%d: %s", i, why);
 		bad = -EFAULT;
 	}
+	if (npa_host_check(npa_host_of(d->alloc), why, sizeof(why)) != 0) {
+		dlog_printf(&d->log, "invariant check: host: %s", why);
+		bad = -EFAULT;
+	}
 	if (!bad)
 		dlog_printf(&d->log, "invariant check: ok");
 	return bad;
@@ -254,6 +268,7 @@ int daemon_fini(struct nmfs *d)
 	graphs_free(d->graphs);
 	/* Operators end and give their workspace back before streams go. */
 	stop_acl(d);
+	ps_free(d->pinned);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	/* Tensors are gone, so every plug-in is unloaded here. */

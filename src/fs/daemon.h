@@ -32,12 +32,14 @@ struct fs_graphs;
 struct fs_mempools;
 struct acl_adapters;
 struct op_launcher;
+struct pinned_store;
 LIST_HEAD(fh_list, fh);
 
 /* What the program that mounts asks of the daemon (it has read the ini). */
 struct nmfs_options {
 	const struct npa_flavor *flavor;
 	int device_count;          /* devices of the running machine to show */
+	uint64_t host_capacity;    /* the machine's pinned host memory, 0: 64 GiB */
 	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
 	const char *plugin_dirs;   /* where plug-ins may be loaded from */
 	const char *replay;        /* start-up trace, "" none */
@@ -59,6 +61,7 @@ struct nmfs {
 	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
 	struct acl_adapters *acl;  /* ctl/acl_allocator: allocators registered on streams */
 	struct op_launcher *ops;   /* ctl/op: operators and their workspace */
+	struct pinned_store *pinned;  /* pinned/NAME: pin_memory() tensors */
 	struct replay_worker replay;
 	struct stat_sampler sampler; /* byte stats over time, for the history picture */
 	struct tree_errors errors; /* last refusal of each writable file */

@@ -98,4 +98,18 @@ extern const struct node_index allocator_index;
 bool stream_made(struct nmfs *d, const struct target *t);
 extern const struct data_ops tensor_data;
 
+/* host_files.c: the pinned host allocator. */
+int show_host_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_pools(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_host_empty_cache(struct nmfs *d, const struct target *t, const char *value,
+			   uid_t caller, char *err, size_t errlen);
+int store_reset_peak_host_stats(struct nmfs *d, const struct target *t, const char *value,
+				uid_t caller, char *err, size_t errlen);
+int store_reset_accumulated_host_stats(struct nmfs *d, const struct target *t,
+				       const char *value, uid_t caller, char *err, size_t errlen);
+extern const struct node_index pinned_index;
+extern const struct data_ops pinned_data;
+
 #endif /* NPUMEMFS_NODES_H */

@@ -15,6 +15,7 @@
 
 #include "alloc/alloc_conf.h"
 #include "alloc/flavor.h"
+#include "alloc/host_allocator.h"
 #include "alloc/mempool.h"
 #include "base/sbuf.h"
 #include "alloc/snapshot.h"
@@ -136,5 +137,15 @@ int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_
  */
 int report_prometheus_pools(struct sbuf *out, const struct npa_pool_info *const *pools,
 			    const size_t *npools, int device_count);
+
+/* host_memory_stats(): 28 "key value" lines sorted by key, or nested JSON. */
+int report_host_stats_flat(struct sbuf *out, const struct npa_host_stats *s);
+int report_host_stats_json(struct sbuf *out, const struct npa_host_stats *s);
+/* The pinned blocks, a header then one line each: address, size,
+ * requested, pool, state (allocated, pending, free, unmapped), pending
+ * events, streams that used it, allocated during a capture. */
+int report_host_blocks(struct sbuf *out, const struct npa_host_block_info *b, size_t n);
+/* The host allocator's private pools, a header then one line each. */
+int report_host_pools(struct sbuf *out, const struct npa_host_pool_info *p, size_t n);
 
 #endif /* NPUMEMFS_REPORT_H */

@@ -219,6 +219,7 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 		const struct nmfs_options opt = {
 			.flavor = cfg->flavor,
 			.device_count = cfg->device_count,
+			.host_capacity = cfg->host_capacity,
 			.alloc_conf = cfg->alloc_conf,
 			.plugin_dirs = cfg->plugin_dirs,
 			.replay = cfg->replay,
