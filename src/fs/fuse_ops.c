@@ -385,6 +385,15 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	return hand_out(fi, fh);
 }
 
+/* A name a listing, a log line or a terminal would show garbled. */
+static bool has_control_char(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name < 0x20 || *name == 0x7f)
+			return true;
+	return false;
+}
+
 /* Only a data row with a {NAME} takes new files (tensors). */
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
@@ -397,6 +406,10 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -EACCES;
 	if (!t.node->data)
 		return -EEXIST;
+	if (has_control_char(t.name)) {
+		dlog_printf(&d->log, "refused a new file whose name has a control character");
+		return -EINVAL;
+	}
 	rc = t.node->data->create(d, &t);
 	if (rc)
 		return rc;
