@@ -135,6 +135,21 @@ static unsigned long long device_bytes(void)
 	return total;
 }
 
+/* Simulated device memory is this process's memory, committed as it is
+ * written: more of it than the host has can end in the OOM killer. */
+static void warn_if_beyond_host(struct nmfs *d)
+{
+	unsigned long long host = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				  (unsigned long long)sysconf(_SC_PAGESIZE);
+	unsigned long long all = device_bytes() * (unsigned long long)d->device_count;
+
+	if (host > 0 && all > host)
+		dlog_printf(&d->log, "warning: %d device%s of %llu bytes (%llu in all) exceed the "
+			    "host's memory (%llu bytes); filling them can get the daemon killed "
+			    "by the kernel's OOM killer", d->device_count,
+			    d->device_count == 1 ? "" : "s", device_bytes(), all, host);
+}
+
 static int copy_options(struct nmfs *d, const struct nmfs_options *opt)
 {
 	d->flavor = opt->flavor;
@@ -197,6 +212,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
 		    device_bytes(), path[0] ? ", config " : "", path);
+	warn_if_beyond_host(d);
 	return 0;
 
 out_switch:
