@@ -550,6 +550,9 @@ static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 	value[size] = '\0';
 	if (size && value[size - 1] == '\n')
 		value[size - 1] = '\0';
+	/* One command a write: a spec split over lines is not read as one. */
+	if (strchr(value, '\n'))
+		return refuse(d, t, -EINVAL, "value has more than one line");
 	int rc = t->node->store(d, t, value, fuse_get_context()->uid, err,
 				sizeof(err));
 	if (rc)

@@ -26,6 +26,18 @@ refuse "$PLUGIN_DIR/faulty.so faulty_alloc faulty_free init_checked=faulty_init_
 refuse "/usr/lib/x86_64-linux-gnu/libc.so.6 malloc free" "Permission denied" \
 	"not in a folder allowed"
 refuse "$PLUGIN_DIR/../lib/../../etc/x.so a b" "No such file" "No such file"
+# A spec split over two lines in one write is refused, not read as one.
+python3 - "$CTL" "$PLUGIN_DIR/passthrough.so" <<'PY' || fail "a two-line spec"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, f"{sys.argv[2]} passthrough_alloc_silent\npassthrough_free_silent\n".encode())
+    sys.exit("a two-line spec was accepted")
+except OSError as e:
+    assert e.errno == errno.EINVAL, e
+PY
+expect_eq "$(current)" plugin1 "current allocator after a two-line spec"
+expect_contains "$(grep last_error "$CTL")" "more than one line" "last_error after a two-line spec"
 
 cp "$PLUGIN_DIR/passthrough.so" "$PRIVATE/open.so"
 chmod 0666 "$PRIVATE/open.so"
