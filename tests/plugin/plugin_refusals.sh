@@ -21,6 +21,9 @@ refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc" "Invalid argument" "missin
 refuse "$PLUGIN_DIR/passthrough.so a b capture=c" "Invalid argument" "unknown hook"
 refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc nope" "Invalid argument" \
 	"has no function 'nope'"
+# libc's malloc is reachable through the plug-in's dependencies, not its own.
+refuse "$PLUGIN_DIR/passthrough.so valloc free" "Invalid argument" \
+	"does not define 'valloc' (ALLOC_FN): the symbol comes from a library it links"
 refuse "$PLUGIN_DIR/faulty.so faulty_alloc faulty_free init_checked=faulty_init_refuse" \
 	"Invalid argument" "refused the load"
 refuse "/usr/lib/x86_64-linux-gnu/libc.so.6 malloc free" "Permission denied" \
