@@ -146,6 +146,10 @@ struct wl_trace {
  */
 /* The longest trace line, newline excluded: a longer one is refused. */
 #define WL_LINE_MAX 4096
+/* The most events a trace may hold: it is held whole in memory (24 bytes
+ * an event), so a runaway file stops at its line instead of the host's
+ * memory. */
+#define WL_EVENTS_MAX 20000000
 
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
 /*

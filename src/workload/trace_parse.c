@@ -557,6 +557,9 @@ static int parse_line(struct parser *p, char *line)
 			return wl_parse_bad(p, "%s after loop_start (line %u): graphs and "
 					    "mempools are made once, before it", f[0],
 					    p->loop_line);
+		if (p->t->nevents == WL_EVENTS_MAX)
+			return wl_parse_bad(p, "more than %d events: a trace is held whole in "
+					    "memory; split it", WL_EVENTS_MAX);
 		if ((ev = next_event(p)) == NULL)
 			return -ENOMEM;
 		memset(ev, 0, sizeof(*ev));
