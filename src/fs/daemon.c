@@ -175,6 +175,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	memset(d, 0, sizeof(*d));
 	d->started = time(NULL);
 	d->uid = getuid();
+	trace_pipe_limit_init(&d->trace_waiters, d->uid);
 	d->gid = getgid();
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);

@@ -4,7 +4,10 @@
  * still holds and, once it has read everything, waits for new entries.
  *
  * A waiting read holds one of libfuse's few worker threads, so at most
- * TRACE_PIPE_WAITERS reads wait at once (the next gets EBUSY); a wait
+ * TRACE_PIPE_WAITERS reads wait at once (the next gets EBUSY). With
+ * allow_other no user may take them all: other users together hold at
+ * most TRACE_PIPE_OTHERS, one each, so the mount's owner always has the
+ * rest; a wait
  * ends when an entry arrives, the request is interrupted (EINTR), or the
  * session is ending (end of file), so unmounting never waits on a reader.
  * O_NONBLOCK readers get EAGAIN instead of waiting.
@@ -16,6 +19,7 @@
 #ifndef NPUMEMFS_TRACE_PIPE_H
 #define NPUMEMFS_TRACE_PIPE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,11 +29,18 @@
 #include "base/sbuf.h"
 
 #define TRACE_PIPE_WAITERS 4
+#define TRACE_PIPE_OTHERS 2
 
-/* One per process: how many reads wait now. */
+/* One per process: who waits now. */
 struct trace_pipe_limit {
-	int waiting;   /* atomic */
+	pthread_mutex_t lock;
+	uid_t owner;
+	int owner_waiting;
+	int others_waiting;
+	uid_t other[TRACE_PIPE_OTHERS]; /* [0, others_waiting): one wait each */
 };
+
+void trace_pipe_limit_init(struct trace_pipe_limit *lim, uid_t owner);
 
 /* One per open file. */
 struct trace_pipe {
@@ -56,7 +67,7 @@ void trace_pipe_release(struct trace_pipe *p);
  * session end, -EAGAIN, -EINTR, -EBUSY (too many waiting) or -ENOMEM.
  */
 ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
-			const struct trace_pipe_wait *w, bool nonblock, uint64_t off,
-			char *buf, size_t size);
+			uid_t uid, const struct trace_pipe_wait *w, bool nonblock,
+			uint64_t off, char *buf, size_t size);
 
 #endif /* NPUMEMFS_TRACE_PIPE_H */
