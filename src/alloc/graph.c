@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "caching_allocator.h"
 #include "graph.h"
@@ -304,20 +303,3 @@ const char *npa_graph_state_name(enum npa_graph_state state)
 
 	return (unsigned)state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
 }
-
-int npa_graph_parse_mode(const char *v, aclmdlRICaptureMode *mode, char *err, size_t errlen)
-{
-	static const char *const names[] = { "global", "thread_local", "relaxed" };
-
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			*mode = (aclmdlRICaptureMode)i;
-			return 0;
-		}
-	}
-	snprintf(err, errlen,
-		 "Unknown capture error mode. Expected `global`, `thread_local`, or "
-		 "`relaxed`, got %s", v);
-	return -EINVAL;
-}
-
