@@ -156,6 +156,35 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 	return 0;
 }
 
+/*
+ * Work on a stream is outstanding until that stream is synchronized: open
+ * work launched on each stream the ID was record_stream'ed to, just before
+ * its free records events there, makes those events wait for the next
+ * sync. A stream that captures now is left alone (the free's events wait
+ * for the capture's end, and captured work is not real work). Kernel work
+ * has no ACL call, so this is the one place workload asks the simulator
+ * itself (npusim.h).
+ */
+static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	const struct wl_event *use;
+	aclrtStream s;
+	aclError e;
+
+	for (uint32_t k = ev->prev_use; k != 0; k = use->prev_use) {
+		use = &r->t->events[k - 1];
+		s = r->streams[(size_t)use->device * r->t->nstreams + (size_t)use->stream];
+		if ((e = aclrtSetDevice(use->device)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+		if (npusim_stream_capture_id(s) != 0)
+			continue;
+		if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
+	}
+	return 0;
+}
+
 static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		   size_t errlen)
 {
@@ -168,6 +197,8 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return 0;
 	}
 	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
+	if (p != NULL && (rc = launch_uses(r, ev, err, errlen)) != 0)
+		return rc;
 	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
 		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 	r->c.frees++;
@@ -192,11 +223,6 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return rc;
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
-	/* Open-ended work: the free's event completes only at a sync. Kernel
-	 * work on a stream has no ACL call, so this is the one place workload
-	 * asks the simulator itself (npusim.h). */
-	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
-		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
 	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
 		       err, errlen);
 }

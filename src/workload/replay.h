@@ -50,9 +50,10 @@
  * itself, or the allocator switch, so that a replay allocates through a
  * plug-in when one is current. Device D is the target's device D; stream S > 0 is an
  * aclrtStream created on first use for (D, S); stream 0 is the default
- * stream. record_stream launches open-ended work on the stream before
- * recording it, so the block freed later stays pending until `sync S` or a
- * bare `sync` (every device) completes that work.
+ * stream. A free launches open-ended work on every stream the ID was
+ * record_stream'ed to, just before the allocator records its events there,
+ * so the event recorded at the free completes at the first `sync S` (or
+ * bare `sync`) after the free, whatever syncs came before it.
  */
 #ifndef NPUMEMFS_REPLAY_H
 #define NPUMEMFS_REPLAY_H
@@ -104,6 +105,10 @@ struct wl_event {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
 			uint32_t flags;  /* mempool_create: WL_POOL_* */
 		};
+		/* free, record_stream: 1 + the index of the ID's last record_stream
+		 * before this event since its alloc; 0: none. The chain a free
+		 * walks to find the streams its events are recorded on. */
+		uint32_t prev_use;
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), or of the
 	 * graph (capture_begin, capture_end, graph_replay, graph_reset) */

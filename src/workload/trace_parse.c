@@ -29,6 +29,7 @@ struct id_entry {
 	int16_t device;
 	bool live;
 	unsigned line;  /* where it was last allocated or freed */
+	uint32_t last_use; /* 1 + event index of its last record_stream since alloc */
 	char key[];
 };
 
@@ -344,6 +345,7 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 	e->device = ev->device;
 	e->live = true;
 	e->line = p->line;
+	e->last_use = 0;
 	return 0;
 }
 
@@ -358,6 +360,7 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 		return rc;
 	ev->slot = e->slot;
 	ev->device = e->device;
+	ev->prev_use = e->last_use;
 	e->live = false;
 	e->line = p->line;
 	return 0;
@@ -374,8 +377,12 @@ static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_eve
 		rc = live_id(p, "record_stream", f[1], &e);
 	if (rc)
 		return rc;
+	if (p->t->nevents >= UINT32_MAX)
+		return wl_parse_bad(p, "too many events");
 	ev->slot = e->slot;
 	ev->device = e->device;
+	ev->prev_use = e->last_use;
+	e->last_use = (uint32_t)p->t->nevents + 1;
 	return 0;
 }
 

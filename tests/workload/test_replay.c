@@ -131,6 +131,40 @@ static void sync_of_the_stream_lets_the_next_alloc_reuse_the_block(void **state)
 	stop_fixture(fx);
 }
 
+/* The issue's generated trace, cut down (cuda flavor): a sync between
+ * record_stream and free does not complete the event the free records. */
+static void a_sync_before_the_free_leaves_its_event_pending(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc t33 53971039 stream=2\nrecord_stream t33 0\nsync\n"
+		 "free t33\nalloc t34 4096 stream=2\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	/* 53971039 takes all of a 52 MiB segment (the 554496 B left over is
+	 * too small to split off): still active, pending free */
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 54525952);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_LARGE_POOL].current, 0);
+	stop_fixture(fx);
+}
+
+static void the_first_sync_after_the_free_completes_its_event(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc t33 53971039 stream=2\nrecord_stream t33 0\nsync\n"
+		 "free t33\nsync 0\nalloc t34 4096 stream=2\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 0);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 54525952);
+	stop_fixture(fx);
+}
+
 static void bare_sync_completes_every_stream(void **state)
 {
 	struct fixture *fx = start(1, 8 * GiB);
@@ -387,6 +421,8 @@ int main(void)
 		T(alloc_of_1_mib_plus_1_reserves_a_20_mib_segment),
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
+		T(a_sync_before_the_free_leaves_its_event_pending),
+		T(the_first_sync_after_the_free_completes_its_event),
 		T(sync_of_the_stream_lets_the_next_alloc_reuse_the_block),
 		T(bare_sync_completes_every_stream),
 		T(oom_is_counted_and_the_replay_goes_on),
