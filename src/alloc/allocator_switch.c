@@ -244,6 +244,12 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 	return rc;
 }
 
+/* The built-in allocator outlives every swap, so it hears of every stream. */
+int sw_set_stream_number(struct sw *sw, aclrtStream stream, int device, long number)
+{
+	return npa_set_stream_number(sw->npa, stream, device, number);
+}
+
 /* Make `e` current; the one it replaces is unloaded if nothing holds it. */
 static void make_current(struct sw *sw, struct sw_entry *e)
 {

@@ -149,6 +149,18 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 	return rc;
 }
 
+int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long number)
+{
+	int rc = 0;
+
+	for (int d = 0; d < a->ndev && rc == 0; d++) {
+		npa_lock_acquire(&a->dev[d].lock);
+		rc = npa_event_queues_name(&a->dev[d].events, stream, device, number);
+		npa_lock_release(&a->dev[d].lock);
+	}
+	return rc;
+}
+
 /* The last segment starting before `end`: the only one that can reach `lo`. */
 static bool segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
 {

@@ -122,6 +122,10 @@ static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 	}
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)
 		return e;
+	/* Trace stream S is the S-th stream a fresh process takes from the
+	 * pool; the allocator orders pending events by that stream's hash. */
+	if (r->ops->set_stream_number(r->ctx, *s, device, r->t->stream_number[index]) != 0)
+		return ACL_ERROR_BAD_ALLOC;
 	*out = *s;
 	return ACL_SUCCESS;
 }
@@ -382,6 +386,7 @@ void wl_replay_free(struct wl_replay *r)
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];
 			if (s == NULL)
 				continue;
+			r->ops->set_stream_number(r->ctx, s, d, -1);
 			aclrtSetDevice(d);
 			aclrtSynchronizeStream(s);
 			aclrtDestroyStream(s);

@@ -173,6 +173,8 @@ struct wl_target_ops {
 		      void **ptr, char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
 	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
+	/* npa_set_stream_number: the trace's number of a stream it made */
+	int (*set_stream_number)(void *ctx, aclrtStream stream, int device, long number);
 	int (*empty_cache)(void *ctx, int device);          /* -1: all */
 	int (*reset_peak)(void *ctx, int device);           /* -1: all */
 	int (*reset_accumulated)(void *ctx, int device);    /* -1: all */

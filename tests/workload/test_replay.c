@@ -165,6 +165,50 @@ static void the_first_sync_after_the_free_completes_its_event(void **state)
 	stop_fixture(fx);
 }
 
+/*
+ * A small segment [A 1 MiB][B 512 KiB][free 512 KiB]; A used on stream 1,
+ * B on stream 3, both freed, one sync. The next alloc walks the pending
+ * events in upstream's hash order: stream 3 (slot 1 of 4) before stream 1
+ * (slot 3), so B comes back first, merging with the free tail (+512 KiB of
+ * inactive split), then A takes the whole segment. A first would add 1 MiB.
+ */
+static const char two_pending_blocks_of_one_segment[] =
+	"alloc A 1048576\nalloc B 524288\nrecord_stream A 1\nrecord_stream B 3\n"
+	"free A\nfree B\nsync\nalloc C 512\n";
+
+static void pending_blocks_return_in_upstream_hash_order_cuda(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, two_pending_blocks_of_one_segment);
+	run_all(fx);
+	s = stats(fx, 0);
+	/* A's split tail, B's return, C's split tail */
+	assert_int_equal(s.inactive_split_bytes[NPA_STAT_SMALL_POOL].allocated,
+			 1048576 + 524288 + (2097152 - 512));
+	stop_fixture(fx);
+}
+
+/* torch_npu pads by 32: the same blocks from requests 32 bytes smaller;
+ * its stream 3 (id 98) is slot 0 of 4, stream 1 (id 96) slot 3. */
+static void pending_blocks_return_in_upstream_hash_order_npu(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc A 1048544\nalloc B 524256\nrecord_stream A 1\nrecord_stream B 3\n"
+		 "free A\nfree B\nsync\nalloc C 480\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	/* A's split tail, B's return, C's split tail */
+	assert_int_equal(s.inactive_split_bytes[NPA_STAT_SMALL_POOL].allocated,
+			 1048576 + 524288 + (2097152 - 512));
+	stop_fixture(fx);
+}
+
 static void bare_sync_completes_every_stream(void **state)
 {
 	struct fixture *fx = start(1, 8 * GiB);
@@ -422,6 +466,8 @@ int main(void)
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
 		T(a_sync_before_the_free_leaves_its_event_pending),
+		T(pending_blocks_return_in_upstream_hash_order_cuda),
+		T(pending_blocks_return_in_upstream_hash_order_npu),
 		T(the_first_sync_after_the_free_completes_its_event),
 		T(sync_of_the_stream_lets_the_next_alloc_reuse_the_block),
 		T(bare_sync_completes_every_stream),
