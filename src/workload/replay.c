@@ -96,7 +96,10 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ndevices = t->max_device + 1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
-	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0) {
+	if (t->has_complete)
+		r->done = calloc(t->nslots ? t->nslots : 1, sizeof(*r->done));
+	if (r->ptr == NULL || r->streams == NULL || (t->has_complete && r->done == NULL) ||
+	    wl_replay_pools_new(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -160,6 +163,55 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 	return 0;
 }
 
+/* The events a complete line will wait on, one per stream of the free. */
+static void drop_done(struct wl_replay *r, uint32_t slot)
+{
+	aclrtEvent *ev = r->done[slot];
+
+	for (size_t i = 0; ev != NULL && ev[i] != NULL; i++)
+		aclrtDestroyEvent(ev[i]);
+	free(ev);
+	r->done[slot] = NULL;
+}
+
+/* Event n of the slot's free, recorded on `s` now (after its open work). */
+static aclError mark_done_point(struct wl_replay *r, uint32_t slot, unsigned n,
+				aclrtStream s)
+{
+	aclrtEvent *ev = realloc(r->done[slot], (n + 2) * sizeof(*ev));
+	aclError e;
+
+	if (ev == NULL)
+		return ACL_ERROR_BAD_ALLOC;
+	ev[n] = ev[n + 1] = NULL;
+	r->done[slot] = ev;
+	if ((e = aclrtCreateEvent(&ev[n])) != ACL_SUCCESS)
+		return e;
+	if ((e = aclrtRecordEvent(ev[n], s)) != ACL_SUCCESS) {
+		aclrtDestroyEvent(ev[n]);
+		ev[n] = NULL;
+	}
+	return e;
+}
+
+/*
+ * complete ID: the work the ID's free waits for is done. Synchronizing the
+ * event recorded behind it ends that open work (and what came before it
+ * on the stream), so the next alloc returns the block, as the allocator
+ * would process its events there.
+ */
+static int do_complete(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	aclrtEvent *done = r->done[ev->slot];
+	aclError e = ACL_SUCCESS;
+
+	for (size_t i = 0; done != NULL && done[i] != NULL && e == ACL_SUCCESS; i++)
+		e = aclrtSynchronizeEvent(done[i]);
+	drop_done(r, ev->slot);
+	return e == ACL_SUCCESS ? 0 : acl_fail(r, ev, e, "aclrtSynchronizeEvent", err, errlen);
+}
+
 /*
  * Work on a stream is outstanding until that stream is synchronized: open
  * work launched on each stream the ID was record_stream'ed to, just before
@@ -175,7 +227,10 @@ static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err
 	const struct wl_event *use;
 	aclrtStream s;
 	aclError e;
+	unsigned n = 0;
 
+	if (r->done != NULL)
+		drop_done(r, ev->slot); /* an earlier life's, never completed */
 	for (uint32_t k = ev->prev_use; k != 0; k = use->prev_use) {
 		use = &r->t->events[k - 1];
 		s = r->streams[(size_t)use->device * r->t->nstreams + (size_t)use->stream];
@@ -185,6 +240,8 @@ static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err
 			continue;
 		if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
+		if (r->done != NULL && (e = mark_done_point(r, ev->slot, n++, s)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtRecordEvent", err, errlen);
 	}
 	return 0;
 }
@@ -284,6 +341,8 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return do_free(r, ev, err, errlen);
 	case WL_RECORD_STREAM:
 		return do_record_stream(r, ev, err, errlen);
+	case WL_COMPLETE:
+		return do_complete(r, ev, err, errlen);
 	case WL_SYNC:
 		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
 				      : sync_stream(r, ev, err, errlen);
@@ -366,6 +425,8 @@ void wl_replay_release_all(struct wl_replay *r)
 		r->ptr[i] = NULL;
 		if (p != NULL && p != OOMED)
 			r->ops->free(r->ctx, p, NULL, 0);
+		if (r->done != NULL)
+			drop_done(r, i);
 	}
 	wl_replay_pools_release(r);
 }
@@ -392,6 +453,9 @@ void wl_replay_free(struct wl_replay *r)
 			aclrtDestroyStream(s);
 		}
 	}
+	for (uint32_t i = 0; r->done != NULL && i < r->t->nslots; i++)
+		drop_done(r, i);
+	free(r->done);
 	free(r->streams);
 	free(r->ptr);
 	free(r);

@@ -6,6 +6,7 @@
  *     alloc ID SIZE [stream=S] [device=D]    SIZE: bytes or KiB/MiB/GiB suffix
  *     free ID
  *     record_stream ID STREAM
+ *     complete ID                            the freed ID's events are done
  *     sync [STREAM]
  *     empty_cache
  *     reset_peak | reset_accumulated
@@ -53,7 +54,11 @@
  * stream. A free launches open-ended work on every stream the ID was
  * record_stream'ed to, just before the allocator records its events there,
  * so the event recorded at the free completes at the first `sync S` (or
- * bare `sync`) after the free, whatever syncs came before it.
+ * bare `sync`) after the free, whatever syncs came before it, or at a
+ * `complete ID` line: the work the free's events wait for is done there
+ * (as a snapshot's free_completed says), on those streams only up to the
+ * free. complete names an ID freed after record_stream and not yet
+ * completed or allocated again.
  */
 #ifndef NPUMEMFS_REPLAY_H
 #define NPUMEMFS_REPLAY_H
@@ -88,6 +93,7 @@ enum wl_op {
 	WL_MEMPOOL_BEGIN,
 	WL_MEMPOOL_END,
 	WL_MEMPOOL_RELEASE,
+	WL_COMPLETE,
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -105,9 +111,10 @@ struct wl_event {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
 			uint32_t flags;  /* mempool_create: WL_POOL_* */
 		};
-		/* free, record_stream: 1 + the index of the ID's last record_stream
-		 * before this event since its alloc; 0: none. The chain a free
-		 * walks to find the streams its events are recorded on. */
+		/* free, record_stream, complete: 1 + the index of the ID's last
+		 * record_stream before this event since its alloc (complete: before
+		 * its free); 0: none. The chain a free walks to find the streams
+		 * its events are recorded on. */
 		uint32_t prev_use;
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), or of the
@@ -131,6 +138,7 @@ struct wl_trace {
 	long max_stream;     /* highest stream number named */
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
+	bool has_complete;   /* some complete line: frees keep their events */
 };
 
 /*

@@ -30,6 +30,7 @@ struct id_entry {
 	bool live;
 	unsigned line;  /* where it was last allocated or freed */
 	uint32_t last_use; /* 1 + event index of its last record_stream since alloc */
+	uint32_t free_uses; /* last_use at its last free, until a complete */
 	char key[];
 };
 
@@ -361,6 +362,7 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 	ev->slot = e->slot;
 	ev->device = e->device;
 	ev->prev_use = e->last_use;
+	e->free_uses = e->last_use;
 	e->live = false;
 	e->line = p->line;
 	return 0;
@@ -383,6 +385,29 @@ static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_eve
 	ev->device = e->device;
 	ev->prev_use = e->last_use;
 	e->last_use = (uint32_t)p->t->nevents + 1;
+	return 0;
+}
+
+static int parse_complete(struct parser *p, char **f, int nf, struct wl_event *ev)
+{
+	struct id_entry *e;
+	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
+
+	if (rc)
+		return rc;
+	if ((e = find_id(p, f[1])) == NULL)
+		return wl_parse_bad(p, "complete of unknown id '%s'", f[1]);
+	if (e->live)
+		return wl_parse_bad(p, "complete of id '%s', allocated on line %u and not freed",
+				    f[1], e->line);
+	if (e->free_uses == 0)
+		return wl_parse_bad(p, "complete of id '%s': its free on line %u waits for "
+				    "no stream (no record_stream, or completed)", f[1], e->line);
+	ev->slot = e->slot;
+	ev->device = e->device;
+	ev->prev_use = e->free_uses;
+	e->free_uses = 0;
+	p->t->has_complete = true;
 	return 0;
 }
 
@@ -433,6 +458,7 @@ static const struct command {
 	{ "alloc", WL_ALLOC, parse_alloc },
 	{ "free", WL_FREE, parse_free },
 	{ "record_stream", WL_RECORD_STREAM, parse_record_stream },
+	{ "complete", WL_COMPLETE, parse_complete },
 	{ "sync", WL_SYNC, parse_sync },
 	{ "empty_cache", WL_EMPTY_CACHE, parse_bare },
 	{ "reset_peak", WL_RESET_PEAK, parse_bare },

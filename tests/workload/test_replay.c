@@ -209,6 +209,43 @@ static void pending_blocks_return_in_upstream_hash_order_npu(void **state)
 	stop_fixture(fx);
 }
 
+/* A snapshot's free_completed, replayed: complete returns the block at the
+ * next alloc without any sync. */
+static void complete_returns_the_freed_block_at_the_next_alloc(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nfree a\nalloc b 512\n"
+		 "complete a\nalloc c 1048577\n");
+	assert_int_equal(wl_replay_run(fx->r, 0, 4, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 1049088);
+	assert_int_equal(wl_replay_run(fx->r, 4, 6, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	/* c reuses a's block: one 20 MiB segment, one large block active */
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 20 * MiB);
+	assert_int_equal(s.active[NPA_STAT_LARGE_POOL].current, 1);
+	stop_fixture(fx);
+}
+
+/* Two pending blocks on one stream: completing the later one does not
+ * complete the earlier, and vice versa (each waits up to its own free). */
+static void complete_leaves_a_later_free_on_the_same_stream_pending(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 3MiB\nalloc b 5MiB\nrecord_stream a 1\nrecord_stream b 1\n"
+		 "free a\nfree b\ncomplete a\nalloc c 512\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 5 * MiB);
+	stop_fixture(fx);
+}
+
 static void bare_sync_completes_every_stream(void **state)
 {
 	struct fixture *fx = start(1, 8 * GiB);
@@ -466,6 +503,8 @@ int main(void)
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
 		T(a_sync_before_the_free_leaves_its_event_pending),
+		T(complete_returns_the_freed_block_at_the_next_alloc),
+		T(complete_leaves_a_later_free_on_the_same_stream_pending),
 		T(pending_blocks_return_in_upstream_hash_order_cuda),
 		T(pending_blocks_return_in_upstream_hash_order_npu),
 		T(the_first_sync_after_the_free_completes_its_event),
