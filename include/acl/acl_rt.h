@@ -9,6 +9,7 @@
 #define ACL_ACL_RT_H
 
 #include "acl_base.h"
+#include "acl_rt_allocator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,7 +75,7 @@ typedef enum {
 typedef void *aclrtDrvMemHandle;
 
 typedef enum aclrtMemLocationType {
-	ACL_MEM_LOCATION_TYPE_HOST = 0, /* reserved in CANN; refused here */
+	ACL_MEM_LOCATION_TYPE_HOST = 0, /* pinned host pages (id 0) */
 	ACL_MEM_LOCATION_TYPE_DEVICE,
 	ACL_MEM_LOCATION_TYPE_UNREGISTERED,
 } aclrtMemLocationType;
@@ -134,9 +135,18 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax,
 					      aclrtMemcpyKind kind, aclrtStream stream);
 
 /*
+ * Pinned (page-locked) host memory, counted against the machine's host
+ * capacity. aclrtMallocHost gives memory aligned to 4 KiB, committed on
+ * first touch; ACL_ERROR_RT_MEMORY_ALLOCATION when the capacity is spent.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
+
+/*
  * Virtual memory. A reservation is address space only; physical handles
  * hold device memory (whole pages of the device named in prop->location,
- * counted against its capacity) and keep their bytes while unmapped;
+ * counted against its capacity) or, with ACL_MEM_LOCATION_TYPE_HOST and id
+ * 0, pinned host memory (2 MiB pages of the host capacity) and keep their bytes while unmapped;
  * aclrtMapMem places [offset, offset + size) of a handle at virPtr inside
  * a reservation, aclrtUnmapMem removes the mapping that starts at virPtr.
  * Sizes, offsets and addresses are multiples of the granularity (the

@@ -40,9 +40,25 @@ struct npusim_device_config {
 	uint64_t free_latency_us;  /* real time spent per aclrtFree (0: none) */
 };
 
+/*
+ * The machine's pinned host memory (aclrtMallocHost, and physical handles
+ * with a host location): committed lazily like device memory, refused
+ * beyond `capacity`. Host physical handles come in whole pages of
+ * NPUSIM_HOST_PAGE bytes.
+ */
+struct npusim_host_config {
+	uint64_t capacity;          /* bytes; 0: NPUSIM_HOST_DEFAULT_CAPACITY */
+	uint64_t malloc_latency_us; /* real time spent per aclrtMallocHost (0: none) */
+	uint64_t free_latency_us;   /* real time spent per aclrtFreeHost (0: none) */
+};
+
+#define NPUSIM_HOST_DEFAULT_CAPACITY (64ull << 30)
+#define NPUSIM_HOST_PAGE (2ull << 20)
+
 struct npusim_config {
 	int device_count;
 	struct npusim_device_config device[NPUSIM_MAX_DEVICES];
+	struct npusim_host_config host;
 };
 
 /* Counters of one device, read with npusim_device_counters(). */
@@ -61,6 +77,20 @@ struct npusim_counters {
 	uint64_t physical_frees;
 	uint64_t physical_failures; /* aclrtMallocPhysical refused (OOM or fault) */
 	uint64_t physical_used;   /* bytes of physical handles, part of used */
+};
+
+/* Counters of the host memory, read with npusim_host_counters(). */
+struct npusim_host_counters {
+	uint64_t capacity;
+	uint64_t used;             /* bytes of pinned host memory held (malloc and physical) */
+	uint64_t peak_used;
+	uint64_t malloc_calls;     /* successful aclrtMallocHost calls */
+	uint64_t malloc_failures;  /* aclrtMallocHost or host aclrtMallocPhysical refused */
+	uint64_t free_calls;
+	uint64_t live_allocations; /* aclrtMallocHost blocks not yet freed */
+	uint64_t physical_used;    /* bytes of host physical handles, part of used */
+	uint64_t physical_calls;
+	uint64_t physical_frees;
 };
 
 /*
@@ -85,6 +115,13 @@ NPUSIM_API int npusim_set_latency(int device, uint64_t malloc_us, uint64_t free_
 /* The device a device pointer belongs to, or -1 if none. */
 NPUSIM_API int npusim_device_of(const void *ptr);
 
+/* The host memory's counters; -EINVAL before npusim_init. */
+NPUSIM_API int npusim_host_counters(struct npusim_host_counters *out);
+/* Whether [ptr, ptr + size) lies inside one live aclrtMallocHost block. */
+NPUSIM_API bool npusim_host_range_pinned(const void *ptr, size_t size);
+/* Fail the nth aclrtMallocHost from now on (1 = the next one); 0 disables. */
+NPUSIM_API int npusim_fail_nth_host_malloc(uint64_t nth);
+
 /* Virtual clock. */
 NPUSIM_API uint64_t npusim_now_ns(void);
 NPUSIM_API void npusim_advance_ns(uint64_t ns);
@@ -101,6 +138,25 @@ NPUSIM_API uint64_t npusim_stream_id(aclrtStream stream);
  * stream does not capture or is unknown. What NPUGraph's allocation
  * filter compares with its graph's capture id. */
 NPUSIM_API uint32_t npusim_stream_capture_id(aclrtStream stream);
+
+/*
+ * The ACL allocator registrations (aclrtAllocatorRegister) in force, in
+ * the order of the streams' ids: the stream, its id and device (-1 for a
+ * handle the runtime does not know), the descriptor given and the copies
+ * kept. Fills at most `max` and returns how many there are.
+ */
+struct npusim_allocator_reg {
+	aclrtStream stream;
+	uint64_t stream_id;
+	int device;
+	aclrtAllocatorDesc desc;
+	aclrtAllocator obj;
+	aclrtAllocatorAllocFunc alloc;
+	aclrtAllocatorFreeFunc free;
+	aclrtAllocatorAllocAdviseFunc alloc_advise;
+	aclrtAllocatorGetAddrFromBlockFunc get_addr_from_block;
+};
+NPUSIM_API size_t npusim_allocator_registrations(struct npusim_allocator_reg *out, size_t max);
 
 /* Fault injection on the device malloc path (aclrtMalloc*). */
 /* Fail the nth malloc from now on (1 = the next one); 0 disables. */

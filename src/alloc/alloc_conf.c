@@ -17,6 +17,20 @@ void npa_conf_default(struct npa_conf *conf, const struct npa_flavor *flavor)
 	conf->large_segment_size = LARGE_BUFFER;
 	conf->per_process_memory_fraction = 1.0;
 	conf->base_addr_aligned = conf_dialect_of(flavor)->base_addr_aligned;
+	conf->pinned_max_round_threshold = SIZE_MAX;
+	conf->pinned_max_cached_size = SIZE_MAX;
+}
+
+/* NPUAllocatorConfig::parseArgs: unset thresholds are size_t's max. */
+const char *npa_conf_pinned_warning(const struct npa_conf *conf)
+{
+	if (!conf->pin_memory_expandable_segments ||
+	    (conf->pinned_max_round_threshold == SIZE_MAX &&
+	     conf->pinned_max_cached_size == SIZE_MAX))
+		return NULL;
+	return "`pinned_max_round_threshold_mb` and `pinned_max_cached_size_mb` do not take "
+	       "effect when `pin_memory_expandable_segments` is enabled. To use these options, "
+	       "set `pin_memory_expandable_segments` to `False`.";
 }
 
 /* Interval index of a size: floor(log2(size)) - 20, clamped to 0..15. */

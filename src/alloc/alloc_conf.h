@@ -42,7 +42,11 @@ enum npa_conf_origin {
 	X(page_size)                                                           \
 	X(per_process_memory_fraction)                                         \
 	X(throw_on_npumalloc_oom)                                              \
-	X(multi_stream_lazy_reclaim)
+	X(multi_stream_lazy_reclaim)                                           \
+	X(pinned_max_round_threshold_mb)                                       \
+	X(pinned_max_cached_size_mb)                                           \
+	X(pinned_reserve_segment_size_mb)                                      \
+	X(pin_memory_expandable_segments)
 
 enum npa_conf_key {
 #define NPA_X(name) NPA_CONF_##name,
@@ -66,6 +70,11 @@ struct npa_conf {
 	enum npa_conf_origin origin[NPA_CONF_NKEYS];
 	char last_string[512];          /* the last string parsed, as given */
 	size_t segment_size;            /* npu segment_size_mb (deprecated); 0 = unset */
+	/* The pinned host allocator's. */
+	size_t pinned_max_round_threshold; /* bytes; SIZE_MAX = round every size */
+	size_t pinned_max_cached_size;  /* bytes; SIZE_MAX = cache every block */
+	size_t pinned_reserve_segment_size; /* bytes; 0 = no reserve segment */
+	bool pin_memory_expandable_segments; /* npu; chosen once, at start-up */
 };
 
 /* The defaults of `flavor`'s upstream. */
@@ -88,7 +97,7 @@ void npa_conf_default(struct npa_conf *conf, const struct npa_flavor *flavor);
  * leaves everything, last_string included, untouched for "" (torch_npu
  * returns early); the cuda flavor resets. Strings of 512 bytes or more are
  * refused. Keys upstream accepts that only matter on real hardware
- * (release_lock_on_npumalloc, pinned_*, backend:native, ...) are checked and
+ * (release_lock_on_npumalloc, pinned_mem_register, backend:native, ...) are checked and
  * accepted with no effect; npa_conf_print names them.
  */
 int npa_conf_parse(struct npa_conf *conf, const struct npa_flavor *flavor,
@@ -135,6 +144,13 @@ const char *npa_conf_origin_name(enum npa_conf_origin o);
  * multi_stream_lazy_reclaim, which _set_allocator_settings() refuses.
  */
 bool npa_conf_key_runtime_safe(enum npa_conf_key k);
+
+/*
+ * torch_npu's warning for pinned_max_round_threshold_mb or
+ * pinned_max_cached_size_mb set with pin_memory_expandable_segments on
+ * (the thresholds then do nothing), or NULL.
+ */
+const char *npa_conf_pinned_warning(const struct npa_conf *conf);
 
 /*
  * Keys whose values differ between `a` and `b` (origins and last_string

@@ -258,6 +258,8 @@ static int roundup(struct parse *p, const struct entry *e, struct npa_conf *c)
 static bool *bool_field(struct npa_conf *c, int key)
 {
 	switch (key) {
+	case NPA_CONF_pin_memory_expandable_segments:
+		return &c->pin_memory_expandable_segments;
 	case NPA_CONF_expandable_segments:
 		return &c->expandable_segments;
 	case NPA_CONF_throw_on_npumalloc_oom:
@@ -288,15 +290,6 @@ static int acc_bool(struct parse *p, const struct entry *e, struct npa_conf *c)
 		return conf_fail(p, "Expected 'True' or 'False' at index %zu in ConfigTokenizer but got '%s'",
 				 e->val, conf_echo(&echo, value(p, e)));
 	return set_bool(e, c, v);
-}
-
-/* Keys other than the Accelerator's with no check of their own: any size. */
-static int any_size(struct parse *p, const struct entry *e, struct npa_conf *c)
-{
-	uint64_t v;
-
-	(void)c;
-	return u64_value(p, e, &v);
 }
 
 /* ---- values of torch_npu's own keys ---- */
@@ -405,17 +398,42 @@ static int register_threads(struct parse *p, const struct entry *e, struct npa_c
 	return 0;
 }
 
+/* The pinned thresholds: MiB, overwritten (not reset) by each string. */
+static int pinned_threshold(struct parse *p, const struct entry *e, struct npa_conf *c)
+{
+	size_t mb = 0;
+	int rc = mb_value(p, e, &mb);
+
+	if (rc)
+		return rc;
+	if (e->kd->key == NPA_CONF_pinned_max_round_threshold_mb)
+		c->pinned_max_round_threshold = mb * MiB;
+	else
+		c->pinned_max_cached_size = mb * MiB;
+	return 0;
+}
+
+/* torch_npu: toSizeT, 0 (no reserve) allowed. */
+static int npu_reserve_segment(struct parse *p, const struct entry *e, struct npa_conf *c)
+{
+	size_t mb = 0;
+	int rc = mb_value(p, e, &mb);
+
+	if (rc == 0)
+		c->pinned_reserve_segment_size = mb * MiB;
+	return rc;
+}
+
 static int reserve_segment(struct parse *p, const struct entry *e, struct npa_conf *c)
 {
 	uint64_t v = 0;
 	int rc = u64_value(p, e, &v);
 
-	(void)c;
 	if (rc)
 		return rc;
 	if (v == 0)
 		return conf_fail(p, "Pinned reserve segment size has to be greater than 0");
-	return 0;
+	return npu_reserve_segment(p, e, c);
 }
 
 /* Upstream warns about a bad reserve and keeps its default: any word will do. */
@@ -457,10 +475,10 @@ static int reserve_by_class(struct parse *p, const struct entry *e, struct npa_c
 	{ "expandable_segments", K(expandable_segments), true, acc_bool },                                \
 	{ "large_segment_size_mb", K(large_segment_size_mb), true, large_segment }
 
-#define ACCELERATOR_PINNED_KEYS                                                  \
-	{ "pinned_use_background_threads", NO_EFFECT, true, acc_bool },          \
-	{ "pinned_max_round_threshold_mb", NO_EFFECT, true, any_size },          \
-	{ "pinned_max_cached_size_mb", NO_EFFECT, true, any_size }
+#define ACCELERATOR_PINNED_KEYS                                                                  \
+	{ "pinned_use_background_threads", NO_EFFECT, true, acc_bool },                          \
+	{ "pinned_max_round_threshold_mb", K(pinned_max_round_threshold_mb), true, pinned_threshold }, \
+	{ "pinned_max_cached_size_mb", K(pinned_max_cached_size_mb), true, pinned_threshold }
 
 static const struct keydef npu_keys[] = {
 	ACCELERATOR_KEYS,
@@ -471,9 +489,10 @@ static const struct keydef npu_keys[] = {
 	{ "throw_on_npumalloc_oom", K(throw_on_npumalloc_oom), false, npu_bool },
 	{ "multi_stream_lazy_reclaim", K(multi_stream_lazy_reclaim), false, npu_bool },
 	ACCELERATOR_PINNED_KEYS,
-	{ "pin_memory_expandable_segments", NO_EFFECT, false, npu_bool },
+	{ "pin_memory_expandable_segments", K(pin_memory_expandable_segments), false, npu_bool },
 	{ "pinned_mem_register", NO_EFFECT, false, npu_bool },
-	{ "pinned_reserve_segment_size_mb", NO_EFFECT, false, any_size },
+	{ "pinned_reserve_segment_size_mb", K(pinned_reserve_segment_size_mb), false,
+	  npu_reserve_segment },
 	{ "release_lock_on_npumalloc", NO_EFFECT, false, npu_bool },
 };
 
@@ -488,7 +507,8 @@ static const struct keydef cuda_keys[] = {
 	{ "pinned_use_cuda_host_register", NO_EFFECT, false, acc_bool },
 	{ "pinned_use_hip_host_register", NO_EFFECT, false, acc_bool },
 	{ "pinned_num_register_threads", NO_EFFECT, false, register_threads },
-	{ "pinned_reserve_segment_size_mb", NO_EFFECT, false, reserve_segment },
+	{ "pinned_reserve_segment_size_mb", K(pinned_reserve_segment_size_mb), false,
+	  reserve_segment },
 	{ "graph_capture_record_stream_reuse", NO_EFFECT, false, acc_bool },
 	{ "pinned_free_catch_all", NO_EFFECT, false, acc_bool },
 	{ "expandable_segments_reserve", NO_EFFECT, false, reserve_spec },

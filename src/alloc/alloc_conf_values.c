@@ -163,6 +163,19 @@ static const struct setting settings[NPA_CONF_NKEYS] = {
 	[NPA_CONF_multi_stream_lazy_reclaim] = {
 		.type = &flag_type, .at = AT(multi_stream_lazy_reclaim),
 		.no = "False", .yes = "True" },
+	[NPA_CONF_pinned_max_round_threshold_mb] = {
+		.type = &optional_size_type, .at = AT(pinned_max_round_threshold),
+		.unit = MiB, .unset = SIZE_MAX, .runtime_safe = true },
+	[NPA_CONF_pinned_max_cached_size_mb] = {
+		.type = &optional_size_type, .at = AT(pinned_max_cached_size),
+		.unit = MiB, .unset = SIZE_MAX, .runtime_safe = true },
+	/* Read when the first pinned block is made: alloc_settings.c. */
+	[NPA_CONF_pinned_reserve_segment_size_mb] = {
+		.type = &optional_size_type, .at = AT(pinned_reserve_segment_size),
+		.unit = MiB, .unset = 0, .runtime_safe = true },
+	[NPA_CONF_pin_memory_expandable_segments] = {
+		.type = &flag_type, .at = AT(pin_memory_expandable_segments),
+		.no = "False", .yes = "True" },
 };
 
 static const void *value_of(const struct npa_conf *c, const struct setting *s)

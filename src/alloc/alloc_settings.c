@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "caching_allocator_impl.h"
+#include "host_impl.h"
 
 static void lock_all(struct npa *a)
 {
@@ -40,6 +41,24 @@ static bool holds_segments(const struct npa *a)
 	return false;
 }
 
+/* The pinned host allocator reads these once: its variant when it is
+ * made, the reserve segment with its first block. */
+static int check_host_change(struct npa *a, enum npa_conf_key key, char *err, size_t errlen)
+{
+	const char *why = NULL;
+
+	if (key == NPA_CONF_pin_memory_expandable_segments)
+		why = "the pinned host allocator is chosen once, when it starts";
+	else if (key == NPA_CONF_pinned_reserve_segment_size_mb && npa_host_reserve_decided(a->host))
+		why = "the reserve segment was set up with the first pinned block";
+	if (why == NULL)
+		return 0;
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s cannot change at run time: %s",
+			 npa_conf_key_name(key, a->flavor), why);
+	return -EBUSY;
+}
+
 /* Options that shape segments or addresses may change only with none held. */
 static int check_change(struct npa *a, const struct npa_conf *next, char *err, size_t errlen)
 {
@@ -47,6 +66,10 @@ static int check_change(struct npa *a, const struct npa_conf *next, char *err, s
 	int n = npa_conf_diff(&a->conf, next, keys, NPA_CONF_NKEYS);
 
 	for (int i = 0; i < n; i++) {
+		int rc = check_host_change(a, keys[i], err, errlen);
+
+		if (rc)
+			return rc;
 		if (npa_conf_key_runtime_safe(keys[i]))
 			continue;
 		if (keys[i] != NPA_CONF_multi_stream_lazy_reclaim && !holds_segments(a))
@@ -84,6 +107,8 @@ static int apply(struct npa *a, const struct npa_conf *next)
 	a->conf = *next;
 	for (int i = 0; i < a->ndev; i++)
 		a->dev[i].rounds_by_divisions = npa_conf_rounds_by_divisions(&a->conf);
+	struct host_limits limits = npa_host_limits_of(&a->conf);
+	npa_host_set_limits(a->host, &limits);
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include "allocator_switch.h"
 
 #include "allocator_switch_impl.h"
+#include "mempool.h"
 
 struct sw_owner {
 	void *ptr;
@@ -43,6 +44,7 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->owner = opt->owner;
 	sw->on_unload = opt->on_unload;
 	sw->on_fault = opt->on_fault;
+	sw->on_warn = opt->on_warn;
 	sw->ctx = opt->ctx;
 	sw->caching.kind = SW_CACHING;
 	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
@@ -164,10 +166,10 @@ static int entry_free(struct sw *sw, struct sw_entry *e, void *ptr, char *err,
 	return npl_free(e->npl, ptr, err, errlen);
 }
 
-int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
-	      void **ptr, char *err, size_t errlen)
+/* Allocate from `e`, pinned by the caller, and map the block to it. */
+static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
+			 aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	struct sw_entry *e = sw_pin_current(sw);
 	int rc = entry_malloc(sw, e, device, size, stream, ptr, err, errlen);
 	struct sw_owner *o = NULL;
 
@@ -189,10 +191,63 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 		e->live_blocks++;
 		e->live_bytes += size;
 	}
-	struct sw_entry *gone = sw_unpin(sw, e);
 	pthread_mutex_unlock(&sw->lock);
-	sw_reap(sw, gone);
 	return rc;
+}
+
+int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
+	      void **ptr, char *err, size_t errlen)
+{
+	struct sw_entry *e = sw_pin_current(sw);
+	int rc = malloc_pinned(sw, e, device, size, stream, ptr, err, errlen);
+
+	sw_release(sw, e);
+	return rc;
+}
+
+int sw_malloc_from(struct sw *sw, struct sw_entry *e, int device, size_t size,
+		   aclrtStream stream, void **ptr, char *err, size_t errlen)
+{
+	return malloc_pinned(sw, e, device, size, stream, ptr, err, errlen);
+}
+
+struct sw_entry *sw_hold(struct sw *sw, const char *name)
+{
+	struct sw_entry *e = strcmp(name, "caching") == 0 ? &sw->caching : NULL;
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *p = sw->plugins; p && !e; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			e = p;
+	if (e)
+		sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+void sw_drop(struct sw *sw, struct sw_entry *e)
+{
+	sw_release(sw, e);
+}
+
+const char *sw_entry_name(const struct sw_entry *e)
+{
+	return e->name;
+}
+
+static struct sw_entry *pin_owner(struct sw *sw, void *ptr);
+
+size_t sw_block_size(struct sw *sw, const void *ptr)
+{
+	struct sw_entry *e = pin_owner(sw, (void *)ptr);
+	size_t size = 0;
+
+	if (e) {
+		size = e->kind == SW_CACHING ? npa_block_size(sw->npa, ptr)
+					     : npl_block_size(e->npl, ptr);
+		sw_release(sw, e);
+	}
+	return size;
 }
 
 int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
@@ -224,7 +279,8 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 	return rc;
 }
 
-int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
+/* The owner of a live pointer, pinned; NULL if no allocator made it. */
+static struct sw_entry *pin_owner(struct sw *sw, void *ptr)
 {
 	struct sw_owner *o = NULL;
 
@@ -234,10 +290,24 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 	if (e)
 		sw_pin(e);
 	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+enum stream_use { RECORD, ERASE };
+
+static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_use u)
+{
+	struct sw_entry *e = pin_owner(sw, ptr);
+	int rc;
+
 	if (!e)
 		return -EINVAL;
-	int rc = e->kind == SW_CACHING ? npa_record_stream(sw->npa, ptr, stream)
-				       : npl_record_stream(e->npl, ptr, stream);
+	if (e->kind == SW_CACHING)
+		rc = u == RECORD ? npa_record_stream(sw->npa, ptr, stream)
+				 : npa_erase_stream(sw->npa, ptr, stream);
+	else
+		rc = u == RECORD ? npl_record_stream(e->npl, ptr, stream)
+				 : npl_erase_stream(e->npl, ptr, stream);
 	if (rc == -EFAULT)
 		sw_note_fault(sw, e);
 	sw_release(sw, e);
@@ -248,6 +318,16 @@ int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 int sw_set_stream_number(struct sw *sw, aclrtStream stream, int device, long number)
 {
 	return npa_set_stream_number(sw->npa, stream, device, number);
+}
+
+int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
+{
+	return stream_use(sw, ptr, stream, RECORD);
+}
+
+int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream)
+{
+	return stream_use(sw, ptr, stream, ERASE);
 }
 
 /* Make `e` current; the one it replaces is unloaded if nothing holds it. */
@@ -298,6 +378,34 @@ static bool foreign_memory(void *arg, const struct npl *self, int device, const 
 	return found;
 }
 
+/* A capture's or a MemPool's allocations would leave its private pool for
+ * the plug-in, and a replay of the graph would write where the pool does
+ * not own. (torch_npu refuses any swap once the allocator is in use.) */
+static int refuse_while_routing(struct sw *sw, char *err, size_t errlen)
+{
+	int device = npa_routing_device(sw->npa);
+
+	if (device < 0)
+		return 0;
+	snprintf(err, errlen, "device%d routes allocations to a private pool (a graph capture "
+		 "or a MemPool in use); switch once it ends", device);
+	return -EBUSY;
+}
+
+static void plugin_warning(void *arg, const struct npl *self, const char *text)
+{
+	struct sw *sw = arg;
+	char name[32] = "plugin";
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *e = sw->plugins; e != NULL; e = e->next)
+		if (e->npl == self)
+			snprintf(name, sizeof(name), "%s", e->name);
+	pthread_mutex_unlock(&sw->lock);
+	if (sw->on_warn)
+		sw->on_warn(sw->ctx, name, text);
+}
+
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 {
 	struct plugin *p = NULL;
@@ -309,8 +417,11 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	}
 	/* One load at a time, so ids follow the order of the writes. */
 	pthread_mutex_lock(&sw->swap_lock);
-	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count,
-			     &p, err, errlen);
+	int rc = refuse_while_routing(sw, err, errlen);
+
+	if (!rc)
+		rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count, &p,
+				 err, errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {
@@ -321,6 +432,7 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	e->kind = SW_PLUGIN;
 	e->since = p->loaded_at;
 	npl_set_foreign_check(e->npl, foreign_memory, sw);
+	npl_set_warn(e->npl, plugin_warning, sw);
 	make_current(sw, e);
 	pthread_mutex_unlock(&sw->swap_lock);
 	return 0;

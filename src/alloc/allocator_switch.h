@@ -36,6 +36,9 @@ struct sw_options {
 	/* Told once (outside every switch lock) when a plug-in faults and is
 	 * retired: which one, and what happened (function, signal, address). */
 	void (*on_fault)(void *ctx, const char *name, const char *what);
+	/* Told (outside every switch lock) each of torch_npu's warnings about
+	 * a plug-in (an absent hook, an unsupported call), once per plug-in. */
+	void (*on_warn)(void *ctx, const char *name, const char *text);
 	void *ctx;
 };
 
@@ -75,6 +78,25 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen);
 int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
 /* npa_set_stream_number on the built-in caching allocator. */
 int sw_set_stream_number(struct sw *sw, aclrtStream stream, int device, long number);
+
+/* torch_npu.erase_stream: through the owner (its erase_stream hook). */
+int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream);
+
+/*
+ * One allocator of the switch by name ("caching" or "pluginK"), kept
+ * loaded until dropped, for whoever allocates from it whatever is current
+ * (an ACL allocator registered for a stream). NULL if there is none.
+ */
+struct sw_entry;
+struct sw_entry *sw_hold(struct sw *sw, const char *name);
+void sw_drop(struct sw *sw, struct sw_entry *e);
+const char *sw_entry_name(const struct sw_entry *e);
+/* sw_malloc from a held allocator; freed with sw_free like any block. */
+int sw_malloc_from(struct sw *sw, struct sw_entry *e, int device, size_t size,
+		   aclrtStream stream, void **ptr, char *err, size_t errlen);
+/* The size of the block behind a live pointer, as its allocator keeps it
+ * (the caching allocator's rounded size); 0 if unknown. */
+size_t sw_block_size(struct sw *sw, const void *ptr);
 
 /*
  * A line written to ctl/allocator: "caching" or a plug-in spec. On error

@@ -34,6 +34,7 @@ struct sw {
 	uid_t owner;
 	void (*on_unload)(void *ctx, const char *name, const char *path);
 	void (*on_fault)(void *ctx, const char *name, const char *what);
+	void (*on_warn)(void *ctx, const char *name, const char *text);
 	void *ctx;
 	struct sw_entry caching;
 	struct sw_entry *current;

@@ -15,12 +15,18 @@
 
 #include "allocator_switch_impl.h"
 
+/* A get_device_stats hook that faults retires its plug-in, whose own
+ * bookkeeping is then what there is to show. */
 static int entry_stats(struct sw *sw, struct sw_entry *e, int device,
 		       struct npa_stats *out)
 {
 	if (e->kind == SW_CACHING)
 		return npa_get_stats(sw->npa, device, out);
-	return npl_get_stats(e->npl, device, out);
+	int rc = npl_get_stats(e->npl, device, out);
+	if (rc != -EFAULT)
+		return rc;
+	sw_note_fault(sw, e);
+	return npl_get_own_stats(e->npl, device, out);
 }
 
 int sw_get_stats(struct sw *sw, int device, struct npa_stats *out)

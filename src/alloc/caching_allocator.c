@@ -9,10 +9,27 @@
 #include <string.h>
 
 #include "caching_allocator_impl.h"
+#include "host_impl.h"
 
 int npa_create(const struct npa_options *opt, struct npa **out)
 {
 	return npa_create_err(opt, out, NULL, 0);
+}
+
+/* call_once in setAllocator: the variant is fixed from here on. */
+static int create_host(struct npa *a, const struct npa_options *opt)
+{
+	struct host_limits limits = npa_host_limits_of(&a->conf);
+	uint64_t capacity = opt->host_capacity ? opt->host_capacity : (uint64_t)64 << 30;
+
+	return npa_host_create(&a->host, a->conf.pin_memory_expandable_segments
+				       ? NPA_HOST_EXPANDABLE : NPA_HOST_CACHING,
+			       &limits, capacity);
+}
+
+struct npa_host *npa_host_of(struct npa *a)
+{
+	return a->host;
 }
 
 int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
@@ -33,6 +50,10 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 	a->next_user_pool = 1;
 	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;
+	if (create_host(a, opt) < 0) {
+		free(a);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
 		if (rc < 0) {
@@ -56,6 +77,7 @@ size_t npa_destroy(struct npa *a, uint64_t *leaked_bytes)
 		return 0;
 	for (int i = 0; i < a->ndev; i++)
 		leaks += npa_device_fini(&a->dev[i], leaked_bytes);
+	npa_host_destroy(a->host);
 	free(a);
 	return leaks;
 }
@@ -161,6 +183,18 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 	return rc;
 }
 
+int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
+{
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev = lock_owner(a, ptr, &slot);
+
+	if (dev == NULL)
+		return -EINVAL;
+	npa_erase_stream_use(slot->block, stream);
+	npa_lock_release(&dev->lock);
+	return 0;
+}
+
 /* The last segment starting before `end`: the only one that can reach `lo`. */
 static bool segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
 {
@@ -220,39 +254,44 @@ size_t npa_block_size(struct npa *a, const void *ptr)
 }
 
 /* Run `fn` on one device, or on each with device = -1. */
-static int for_devices(struct npa *a, int device, void (*fn)(struct npa_device *))
+/* fn on each device in turn; the first that fails stops the walk, as the
+ * exception of upstream's per-device loop does. */
+static int for_devices(struct npa *a, int device, int (*fn)(struct npa_device *))
 {
 	int first = device < 0 ? 0 : device;
 	int last = device < 0 ? a->ndev - 1 : device;
+	int rc = 0;
 
 	if (device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
-	for (int i = first; i <= last; i++) {
+	for (int i = first; i <= last && rc == 0; i++) {
 		npa_lock_acquire(&a->dev[i].lock);
-		fn(&a->dev[i]);
+		rc = fn(&a->dev[i]);
 		npa_lock_release(&a->dev[i].lock);
 	}
+	return rc;
+}
+
+static int empty_cache(struct npa_device *dev)
+{
+	return npa_release_cached_blocks(dev, false);
+}
+
+static int empty_virt_addr_cache(struct npa_device *dev)
+{
+	return npa_release_cached_blocks(dev, true);
+}
+
+static int reset_peak(struct npa_device *dev)
+{
+	npa_stats_reset_peak(&dev->stats);
 	return 0;
 }
 
-static void empty_cache(struct npa_device *dev)
-{
-	npa_release_cached_blocks(dev, false);
-}
-
-static void empty_virt_addr_cache(struct npa_device *dev)
-{
-	npa_release_cached_blocks(dev, true);
-}
-
-static void reset_peak(struct npa_device *dev)
-{
-	npa_stats_reset_peak(&dev->stats);
-}
-
-static void reset_accumulated(struct npa_device *dev)
+static int reset_accumulated(struct npa_device *dev)
 {
 	npa_stats_reset_accumulated(&dev->stats);
+	return 0;
 }
 
 /* cuda asserts that no pool routes allocations (captures_underway.empty()). */
@@ -275,6 +314,13 @@ int npa_empty_cache(struct npa *a, int device)
 	if (empty_cache_refused(a, device))
 		return -EBUSY;
 	return for_devices(a, device, empty_cache);
+}
+
+const char *npa_control_strerror(int rc)
+{
+	if (rc == -EBUSY)
+		return "refused while a capture is under way on the device";
+	return strerror(-rc);
 }
 
 int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errlen)

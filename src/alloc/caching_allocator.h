@@ -38,6 +38,9 @@ struct npa_options {
 	const struct npa_flavor *flavor; /* NULL: npu */
 	struct npa_conf conf;            /* from npa_conf_default + npa_conf_parse */
 	int device_count;                /* devices 0..device_count-1, at most NPA_MAX_DEVICES */
+	/* Pinned host memory of the machine (sizes the expandable host
+	 * variant's ranges); 0: 64 GiB, upstream's device size. */
+	uint64_t host_capacity;
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);
@@ -74,6 +77,13 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream);
  * id. 0 or -ENOMEM.
  */
 int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long number);
+/*
+ * torch_npu.erase_stream(tensor, stream) on a live pointer: the stream an
+ * earlier record_stream added is dropped, so the block's free waits for no
+ * event there (upstream also requires the caller to be on the block's own
+ * stream, which the daemon and replays always are). -EINVAL if unknown.
+ */
+int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream);
 /* Whether [ptr, ptr + size) overlaps a segment the allocator holds on `device`. */
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size);
 /* The segments of `device`, in address order; free(*out). */
@@ -81,8 +91,15 @@ int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t
 /* Size of the block behind a live pointer (0 if unknown). */
 size_t npa_block_size(struct npa *a, const void *ptr);
 
-/* empty_cache for one device, or all devices with device = -1. */
+/*
+ * empty_cache for one device, or all devices with device = -1. -EBUSY
+ * while a capture is under way: cuda refuses while any pool routes
+ * allocations; npu's device synchronization is refused by the runtime
+ * while a stream of the device captures (devices before it were emptied).
+ */
 int npa_empty_cache(struct npa *a, int device);
+/* Why empty_cache, reset or fraction control returned rc, for messages. */
+const char *npa_control_strerror(int rc);
 int npa_set_memory_fraction(struct npa *a, int device, double fraction,
 			    char *err, size_t errlen);
 double npa_get_memory_fraction(struct npa *a, int device);

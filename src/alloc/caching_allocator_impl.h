@@ -15,6 +15,7 @@ struct npa {
 	 * captures without one; both count from 1. */
 	uint64_t next_user_pool;
 	uint64_t next_graph_pool;
+	struct npa_host *host;      /* the pinned host allocator */
 	int ndev;
 	struct npa_device dev[];
 };

@@ -195,13 +195,15 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 					 const struct npa_alloc_params *p);
 /* empty_cache; with keep_handles (empty_virt_addr_cache) unmapped pages stay
  * allocated in the pool's handle cache, else that cache is freed too. */
-void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles);
+int npa_release_cached_blocks(struct npa_device *dev, bool keep_handles);
 void npa_garbage_collect(struct npa_device *dev);
 static inline bool npa_gc_enabled(const struct npa_device *dev)
 {
 	return dev->set_fraction && dev->conf->garbage_collection_threshold > 0.0;
 }
-void npa_sync_device_if_flavor(struct npa_device *dev);
+/* npu: npuSynchronizeDevice. 0, or -EBUSY if the runtime refuses because
+ * a stream of the device captures. */
+int npa_sync_device_if_flavor(struct npa_device *dev);
 int npa_device_set_fraction(struct npa_device *dev, double fraction);
 
 /* expandable_segment.c: reservations and pages. */
@@ -243,15 +245,24 @@ static inline bool npa_device_may_own(const struct npa_device *dev, const void *
 
 /* memory_history.c */
 void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
-		     uint64_t size, aclrtStream stream) __attribute__((cold, noinline));
+		     uint64_t size, aclrtStream stream, struct npa_pool_id pool)
+	__attribute__((cold, noinline));
 void npa_history_fini(struct npa_device *dev);
+
+/* upstream's owner_MempoolId(): the private pool a block pool serves. */
+static inline struct npa_pool_id npa_pool_owner_id(const struct npa_pool *pool)
+{
+	return pool->owner != NULL ? pool->owner->id : (struct npa_pool_id){ 0, 0 };
+}
 
 /* Recording off costs one predictable branch. */
 static inline void npa_trace(struct npa_device *dev, enum npa_trace_action action,
-			     const void *addr, size_t size, aclrtStream stream)
+			     const void *addr, size_t size, aclrtStream stream,
+			     const struct npa_pool *pool)
 {
 	if (__builtin_expect(dev->history.ring != NULL, 0))
-		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream);
+		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream,
+				npa_pool_owner_id(pool));
 }
 
 /* device_allocator.c: malloc, free and merging. */
@@ -262,8 +273,8 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 void npa_insert_deferred_events(struct npa_device *dev);
 /* empty_cache of pool `id` ((0,0): the default pools and every freeable
  * private pool), as upstream release_cached_blocks. */
-void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
-			     bool keep_handles);
+int npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
+			    bool keep_handles);
 /* Frees the block in `slot`, as npa_device_find returned it. */
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot);
 void npa_free_block(struct npa_device *dev, struct npa_block *b);
@@ -280,7 +291,7 @@ void npa_oom_message(const struct npa_device *dev, size_t alloc_size, size_t dev
 
 /* snapshot.c */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out);
-int npa_device_snapshot_pool(struct npa_device *dev, const struct npa_private_pool *pool,
+int npa_device_snapshot_pool(struct npa_device *dev, struct npa_pool_id id,
 			     struct npa_snapshot *out);
 
 /* check.c */

@@ -154,7 +154,8 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
 							 const struct npa_block *b)
 {
-	npa_history_add(dev, NPA_TRACE_ALLOC, (uintptr_t)b->ptr, b->requested_size, b->stream);
+	npa_history_add(dev, NPA_TRACE_ALLOC, (uintptr_t)b->ptr, b->requested_size, b->stream,
+			npa_pool_owner_id(b->pool));
 }
 
 static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
@@ -214,7 +215,7 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 
 	npa_device_mem_info(dev->id, &dev_free, &dev_total);
 	dev->stats.num_ooms += 1;
-	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream);
+	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream, p->pool);
 	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, dev->last_oom,
 			sizeof(dev->last_oom));
 	if (err != NULL && errlen > 0)
@@ -277,7 +278,10 @@ static int retry_ladder(struct npa_device *dev, struct npa_alloc_params *p, char
 	if (rc == 0 && npa_release_available_cached_blocks(dev, p))
 		rc = npa_alloc_block(dev, p, false, err, errlen);
 	if (rc == 0 && !npa_capture_underway(dev, p->stream)) {
-		npa_release_cached_blocks(dev, false);
+		/* torch_npu's npuSynchronizeDevice(true) would throw here if
+		 * another stream of the device captured; the retry goes on and
+		 * ends in the OOM it would have reported anyway. */
+		(void)npa_release_cached_blocks(dev, false);
 		rc = npa_alloc_block(dev, p, true, err, errlen);
 	}
 	if (rc == 0 && last && mempool_fallback(dev, p))
@@ -435,7 +439,7 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 /* A deferred free completes: the block's events are done. */
 void npa_free_block(struct npa_device *dev, struct npa_block *b)
 {
-	npa_trace(dev, NPA_TRACE_FREE_COMPLETED, b->ptr, b->requested_size, b->stream);
+	npa_trace(dev, NPA_TRACE_FREE_COMPLETED, b->ptr, b->requested_size, b->stream, b->pool);
 	free_block(dev, b);
 }
 
@@ -443,11 +447,13 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 static __attribute__((cold, noinline)) void trace_free(struct npa_device *dev,
 							struct npa_block *b)
 {
+	struct npa_pool_id pool = npa_pool_owner_id(b->pool);
+
 	npa_history_add(dev, NPA_TRACE_FREE_REQUESTED, (uintptr_t)b->ptr, b->requested_size,
-			b->stream);
+			b->stream, pool);
 	if (b->nuses == 0)
 		npa_history_add(dev, NPA_TRACE_FREE_COMPLETED, (uintptr_t)b->ptr,
-				b->requested_size, b->stream);
+				b->requested_size, b->stream, pool);
 }
 
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)

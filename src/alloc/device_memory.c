@@ -40,15 +40,18 @@ int npa_device_mem_info(int device, size_t *free, size_t *total)
 	return rc;
 }
 
-void npa_sync_device_if_flavor(struct npa_device *dev)
+int npa_sync_device_if_flavor(struct npa_device *dev)
 {
 	int32_t saved;
+	aclError e = ACL_SUCCESS;
 
 	if (!dev->flavor->release_syncs_device)
-		return;
+		return 0;
 	if (npa_device_enter(dev->id, &saved) == 0)
-		aclrtSynchronizeDevice();
+		e = aclrtSynchronizeDevice();
 	npa_device_leave(saved);
+	/* The runtime refuses while a stream of the device captures. */
+	return e == ACL_SUCCESS ? 0 : e == ACL_ERROR_RT_STREAM_CAPTURED ? -EBUSY : -EIO;
 }
 
 int npa_device_set_fraction(struct npa_device *dev, double fraction)
@@ -175,7 +178,7 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, 1);
 	dev->stats.num_device_alloc += 1;
-	npa_trace(dev, NPA_TRACE_SEGMENT_ALLOC, ptr, size, p->stream);
+	npa_trace(dev, NPA_TRACE_SEGMENT_ALLOC, ptr, size, p->stream, p->pool);
 	return 1;
 }
 
@@ -194,7 +197,7 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, -1);
 	dev->stats.num_device_free += 1;
-	npa_trace(dev, NPA_TRACE_SEGMENT_FREE, b->ptr, size, b->stream);
+	npa_trace(dev, NPA_TRACE_SEGMENT_FREE, b->ptr, size, b->stream, b->pool);
 	npa_pool_remove(b->pool, b);
 	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
 	free(seg);
@@ -263,13 +266,15 @@ static void release_private_pool(struct npa_device *dev, struct npa_private_pool
 	npa_private_pool_delete(&dev->pools, pp);
 }
 
-void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
-			     bool keep_handles)
+int npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
+			    bool keep_handles)
 {
 	bool all = npa_pool_id_is_default(id);
 	struct npa_private_pool *pp, *next;
+	int rc = npa_sync_device_if_flavor(dev);
 
-	npa_sync_device_if_flavor(dev);
+	if (rc)
+		return rc;
 	if (all && !npa_capture_underway(dev, NULL)) {
 		npa_synchronize_and_free_events(dev, NULL);
 		release_blocks(dev, &dev->large, keep_handles);
@@ -285,11 +290,12 @@ void npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
 			npa_synchronize_and_free_events(dev, pp);
 		release_private_pool(dev, pp, keep_handles);
 	}
+	return 0;
 }
 
-void npa_release_cached_blocks(struct npa_device *dev, bool keep_handles)
+int npa_release_cached_blocks(struct npa_device *dev, bool keep_handles)
 {
-	npa_release_pool_blocks(dev, (struct npa_pool_id){ 0, 0 }, keep_handles);
+	return npa_release_pool_blocks(dev, (struct npa_pool_id){ 0, 0 }, keep_handles);
 }
 
 /*
@@ -307,7 +313,7 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	struct npa_block_tree *tree = &p->pool->blocks;
 	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key, NULL);
 
-	npa_sync_device_if_flavor(dev);
+	(void)npa_sync_device_if_flavor(dev); /* see npa_device_malloc */
 	/*
 	 * An oversize block is a whole segment unless max_split_size was
 	 * lowered at run time; upstream would then free an interior pointer.
@@ -362,7 +368,7 @@ void npa_garbage_collect(struct npa_device *dev)
 	}
 	if (count == 0)
 		return;
-	npa_sync_device_if_flavor(dev);
+	(void)npa_sync_device_if_flavor(dev); /* see npa_device_malloc */
 	size_t reclaimed = 0;
 	bool freed = true;
 	while (reclaimed < target && freed && count > 0) {

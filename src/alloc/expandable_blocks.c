@@ -86,7 +86,7 @@ static void account(struct npa_device *dev, struct npa_block *b, int64_t bytes)
 	else
 		dev->stats.num_device_free += 1;
 	npa_trace(dev, bytes > 0 ? NPA_TRACE_SEGMENT_MAP : NPA_TRACE_SEGMENT_UNMAP, b->ptr,
-		  (size_t)(bytes > 0 ? bytes : -bytes), b->stream);
+		  (size_t)(bytes > 0 ? bytes : -bytes), b->stream, b->pool);
 }
 
 /* Map the front of unmapped `b` (at least `size` bytes); it joins the free pool. */

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "caching_allocator.h"
 #include "graph.h"
+#include "host_allocator.h"
 
 struct npa_graph {
 	struct npa *a;
@@ -78,6 +80,8 @@ int npa_graph_new(struct npa *a, struct npa_graph **out)
 	return 0;
 }
 
+static void end_pools(struct npa_graph *g);
+
 /* A capture still running when its graph goes is abandoned: the scope's
  * filter must not outlive the graph it names. */
 static void abandon_capture(struct npa_graph *g)
@@ -89,7 +93,7 @@ static void abandon_capture(struct npa_graph *g)
 	if (aclmdlRICaptureEnd(g->stream, &model) == ACL_SUCCESS)
 		aclmdlRIDestroy(model);
 	npa_mark_capture_end(g->a, g->device);
-	npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+	end_pools(g);
 	g->capturing = false;
 }
 
@@ -142,10 +146,35 @@ static int begin_capture(struct npa_graph *g, aclmdlRICaptureMode mode, char *er
 	return e == ACL_SUCCESS ? 0 : acl_failed(err, errlen, "AclmdlRICaptureGetInfo", e);
 }
 
+/* Both allocators route the capture's allocations (SEED: pinned memory in
+ * the graph's pool too); a refusal of the second ends the first. */
+static int begin_pools(struct npa_graph *g, char *err, size_t errlen)
+{
+	int rc = npa_begin_allocate_to_pool(g->a, g->device, g->pool, in_this_capture, g, err,
+					    errlen);
+
+	if (rc == 0)
+		rc = npa_host_begin_allocate_to_pool(npa_host_of(g->a), g->pool, in_this_capture, g,
+						     err, errlen);
+	if (rc == -EBUSY || rc == -ENOMEM)
+		npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+	return rc;
+}
+
+static void end_pools(struct npa_graph *g)
+{
+	npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+	npa_host_end_allocate_to_pool(npa_host_of(g->a), g->pool, NULL, 0);
+}
+
 int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 			    struct npa_pool_id pool, aclmdlRICaptureMode mode,
 			    char *err, size_t errlen)
 {
+	const char *host_refusal = npa_host_capture_refusal(npa_host_of(g->a));
+
+	if (host_refusal != NULL)
+		return refuse(err, errlen, -EINVAL, host_refusal);
 	if (g->has_exec || g->capturing)
 		return refuse(err, errlen, -EBUSY, texts_of(g)->already_owns);
 	if (stream == NULL)
@@ -157,15 +186,14 @@ int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 	g->stream = stream;
 	g->pool = npa_pool_id_is_default(pool) ? npa_graph_pool_handle(g->a, false) : pool;
 	g->failed = false;
-	int rc = npa_begin_allocate_to_pool(g->a, device, g->pool, in_this_capture, g, err,
-					    errlen);
+	int rc = begin_pools(g, err, errlen);
 	if (rc)
 		return rc;
 	rc = begin_capture(g, mode, err, errlen);
 	/* Upstream leaves the scope routing after a failed begin; its filter
 	 * names this graph, which may go away, so the scope ends here. */
 	if (rc && !g->capturing)
-		npa_end_allocate_to_pool(g->a, device, g->pool, NULL, 0);
+		end_pools(g);
 	return rc;
 }
 
@@ -173,8 +201,10 @@ int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 static void after_failed_end(struct npa_graph *g)
 {
 	g->failed = true;
-	if (npa_get_flavor(g->a)->upstream == NPA_UPSTREAM_PYTORCH)
+	if (npa_get_flavor(g->a)->upstream == NPA_UPSTREAM_PYTORCH) {
 		npa_release_pool(g->a, g->device, g->pool, NULL, 0);
+		npa_host_release_pool(npa_host_of(g->a), g->pool, NULL, 0);
+	}
 }
 
 int npa_graph_capture_end(struct npa_graph *g, aclrtStream stream, char *err,
@@ -190,8 +220,8 @@ int npa_graph_capture_end(struct npa_graph *g, aclrtStream stream, char *err,
 	aclError e = aclmdlRICaptureEnd(g->stream, &model);
 	npa_mark_capture_end(g->a, g->device);
 	g->capturing = false;
-	/* The pool scope ends before the end's error is looked at. */
-	npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+	/* The pool scopes end before the end's error is looked at. */
+	end_pools(g);
 	if (e != ACL_SUCCESS) {
 		after_failed_end(g);
 		return acl_failed(err, errlen, "AclmdlRICaptureEnd(capture_stream_, &model_ri)", e);
@@ -227,6 +257,7 @@ int npa_graph_reset(struct npa_graph *g)
 	if (!g->has_exec)
 		return 0;
 	npa_release_pool(g->a, g->device, g->pool, NULL, 0);
+	npa_host_release_pool(npa_host_of(g->a), g->pool, NULL, 0);
 	aclmdlRIDestroy(g->model);
 	g->model = NULL;
 	g->has_exec = false;
@@ -240,6 +271,11 @@ int npa_graph_pool(const struct npa_graph *g, struct npa_pool_id *out, char *err
 		return refuse(err, errlen, -EINVAL, texts_of(g)->pool_first);
 	*out = g->pool;
 	return 0;
+}
+
+struct npa *npa_graph_allocator(const struct npa_graph *g)
+{
+	return g->a;
 }
 
 void npa_graph_get_info(const struct npa_graph *g, struct npa_graph_info *out)
@@ -268,3 +304,20 @@ const char *npa_graph_state_name(enum npa_graph_state state)
 
 	return (unsigned)state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
 }
+
+int npa_graph_parse_mode(const char *v, aclmdlRICaptureMode *mode, char *err, size_t errlen)
+{
+	static const char *const names[] = { "global", "thread_local", "relaxed" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*mode = (aclmdlRICaptureMode)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen,
+		 "Unknown capture error mode. Expected `global`, `thread_local`, or "
+		 "`relaxed`, got %s", v);
+	return -EINVAL;
+}
+

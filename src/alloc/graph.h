@@ -48,6 +48,10 @@ void npa_graph_free(struct npa_graph *g);
 int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 			    struct npa_pool_id pool, aclmdlRICaptureMode mode,
 			    char *err, size_t errlen);
+/* torch.npu.graph's capture_error_mode by name ("global", "thread_local",
+ * "relaxed"); -EINVAL with Graph.cpp's text otherwise. */
+int npa_graph_parse_mode(const char *name, aclmdlRICaptureMode *mode, char *err,
+			 size_t errlen);
 int npa_graph_capture_end(struct npa_graph *g, aclrtStream stream, char *err,
 			  size_t errlen);
 int npa_graph_replay(struct npa_graph *g, aclrtStream stream, char *err, size_t errlen);
@@ -56,7 +60,16 @@ int npa_graph_reset(struct npa_graph *g);
 int npa_graph_pool(const struct npa_graph *g, struct npa_pool_id *out, char *err,
 		   size_t errlen);
 void npa_graph_get_info(const struct npa_graph *g, struct npa_graph_info *out);
+struct npa *npa_graph_allocator(const struct npa_graph *g);
 const char *npa_graph_state_name(enum npa_graph_state state);
+
+/*
+ * torch.npu.graph(g, pool, stream).__enter__ (graphs.py): synchronize,
+ * empty_cache(), host_empty_cache() (SEED), then capture_begin.
+ */
+int npa_graph_enter(struct npa_graph *g, int device, aclrtStream stream,
+		    struct npa_pool_id pool, aclmdlRICaptureMode mode, char *err,
+		    size_t errlen);
 
 /* markCaptureBegin / markCaptureEnd of the device's allocator. */
 int npa_mark_capture_begin(struct npa *a, int device);

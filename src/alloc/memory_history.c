@@ -31,13 +31,14 @@ static int64_t now_us(void)
 }
 
 void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
-		     uint64_t size, aclrtStream stream)
+		     uint64_t size, aclrtStream stream, struct npa_pool_id pool)
 {
 	struct npa_history *h = &dev->history;
 
 	h->ring[h->recorded % h->cap] = (struct npa_trace_entry){
 		.action = action, .addr = addr, .size = size,
-		.stream = npa_stream_id(stream), .time_us = now_us(),
+		.stream = npa_stream_id(stream), .pool_id = { pool.first, pool.second },
+		.time_us = now_us(),
 	};
 	__atomic_store_n(&h->recorded, h->recorded + 1, __ATOMIC_RELEASE);
 }

@@ -122,15 +122,29 @@ int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err
 	return rc;
 }
 
+int npa_routing_device(struct npa *a)
+{
+	int found = -1;
+
+	for (int i = 0; i < a->ndev && found < 0; i++) {
+		npa_lock_acquire(&a->dev[i].lock);
+		if (a->dev[i].pools.nscopes != 0)
+			found = i;
+		npa_lock_release(&a->dev[i].lock);
+	}
+	return found;
+}
+
 int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id)
 {
 	struct npa_device *dev = lock_device(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_release_pool_blocks(dev, id, false);
+	int rc = npa_release_pool_blocks(dev, id, false);
+
 	npa_lock_release(&dev->lock);
-	return 0;
+	return rc;
 }
 
 int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool use_on_oom,
@@ -226,7 +240,7 @@ int npa_snapshot_pool(struct npa *a, int device, struct npa_pool_id id,
 	struct npa_device *dev = lock_device(a, device);
 	if (dev == NULL)
 		return -ENODEV;
-	int rc = npa_device_snapshot_pool(dev, npa_private_pool_find(&dev->pools, id), out);
+	int rc = npa_device_snapshot_pool(dev, id, out);
 	npa_lock_release(&dev->lock);
 	if (rc < 0)
 		npa_snapshot_release(out);

@@ -71,7 +71,11 @@ int npa_end_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
 /* One use fewer; at 0 the pool is freeable. -ENOENT for no such pool. */
 int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err,
 		     size_t errlen);
-/* emptyCache(id): free the unused segments of pool `id` if it is freeable. */
+/* The first device where a scope (a capture, a MemPool's use) routes
+ * allocations to a private pool now, or -1. */
+int npa_routing_device(struct npa *a);
+/* emptyCache(id): free the unused segments of pool `id` if it is freeable
+ * (npu: -EBUSY while a stream of the device captures, as npa_empty_cache). */
 int npa_empty_cache_pool(struct npa *a, int device, struct npa_pool_id id);
 /*
  * checkPoolLiveAllocations: whether the allocated blocks of pool `id` are

@@ -64,6 +64,9 @@ struct npl {
 	struct npl_guard_counts guard;
 	npl_foreign_fn foreign;
 	void *foreign_arg;
+	npl_warn_fn warn;
+	void *warn_arg;
+	bool warned[NPL_NWARNINGS]; /* under lock */
 	double *fraction;
 	struct npa_stats stats[];
 };
@@ -94,10 +97,45 @@ int npl_create(struct plugin *p, int device_count, struct npl **out)
 	return 0;
 }
 
+static const char *const warning_texts[NPL_NWARNINGS] = {
+	[NPL_WARN_GET_DEVICE_STATS] =
+		"get_device_stats_fn_ is not define, please set by set_get_device_stats_fn",
+	[NPL_WARN_RESET_PEAK_STATUS] =
+		"reset_peak_status_fn_ is not define, please set by set_reset_peak_status_fn",
+	[NPL_WARN_RESET_ACCUMULATED] =
+		"NPUPluggableAllocator does not yet support resetAccumulatedStats. "
+		"If you need it, please file an issue describing your use case.",
+	[NPL_WARN_SNAPSHOT] =
+		"NPUPluggableAllocator does not yet support snapshot. "
+		"If you need it, please file an issue describing your use case.",
+};
+
+const char *npl_warning_text(enum npl_warning w)
+{
+	return (unsigned)w < NPL_NWARNINGS ? warning_texts[w] : "?";
+}
+
+void npl_set_warn(struct npl *a, npl_warn_fn fn, void *arg)
+{
+	a->warn = fn;
+	a->warn_arg = arg;
+}
+
+static void warn_once(struct npl *a, enum npl_warning w)
+{
+	pthread_mutex_lock(&a->lock);
+	bool first = !a->warned[w];
+	a->warned[w] = true;
+	pthread_mutex_unlock(&a->lock);
+	if (first && a->warn)
+		a->warn(a->warn_arg, a, warning_texts[w]);
+}
+
 /* The calls into a plug-in, each run behind the fault barrier. */
 enum npl_fn {
-	FN_ALLOC, FN_FREE, FN_RECORD_STREAM, FN_BASE_ALLOC, FN_RESET,
-	FN_MEMORY_FRACTION, FN_BEGIN_POOL, FN_END_POOL, FN_RELEASE_POOL,
+	FN_ALLOC, FN_FREE, FN_RECORD_STREAM, FN_ERASE_STREAM, FN_BASE_ALLOC, FN_RESET,
+	FN_MEMORY_FRACTION, FN_GET_DEVICE_STATS, FN_RESET_PEAK_STATUS,
+	FN_BEGIN_POOL, FN_END_POOL, FN_RELEASE_POOL,
 };
 
 struct npl_call {
@@ -112,6 +150,7 @@ struct npl_call {
 	npumemfs_stream_filter filter;
 	void *arg;
 	size_t *size_out;
+	struct npumemfs_device_stats *stats_out;
 	void *ret;
 };
 
@@ -129,6 +168,15 @@ static void run_call(void *arg)
 		break;
 	case FN_RECORD_STREAM:
 		p->hook.record_stream(c->ptr, c->stream);
+		break;
+	case FN_ERASE_STREAM:
+		p->hook.erase_stream(c->ptr, c->stream);
+		break;
+	case FN_GET_DEVICE_STATS:
+		*c->stats_out = p->hook.get_device_stats((int8_t)c->device);
+		break;
+	case FN_RESET_PEAK_STATUS:
+		p->hook.reset_peak_status((int8_t)c->device);
 		break;
 	case FN_BASE_ALLOC:
 		c->ret = p->hook.base_alloc(c->ptr, c->size_out);
@@ -156,6 +204,9 @@ static const char *symbol_of(const struct plugin *p, enum npl_fn fn)
 {
 	static const enum plugin_hook hooks[] = {
 		[FN_RECORD_STREAM] = PLUGIN_HOOK_record_stream,
+		[FN_ERASE_STREAM] = PLUGIN_HOOK_erase_stream,
+		[FN_GET_DEVICE_STATS] = PLUGIN_HOOK_get_device_stats,
+		[FN_RESET_PEAK_STATUS] = PLUGIN_HOOK_reset_peak_status,
 		[FN_BASE_ALLOC] = PLUGIN_HOOK_base_alloc,
 		[FN_RESET] = PLUGIN_HOOK_reset,
 		[FN_MEMORY_FRACTION] = PLUGIN_HOOK_memory_fraction,
@@ -531,6 +582,17 @@ int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream)
 	return a->plugin->hook.record_stream ? call(a, &c) : 0;
 }
 
+int npl_erase_stream(struct npl *a, void *ptr, aclrtStream stream)
+{
+	pthread_mutex_lock(&a->lock);
+	bool live = find_block(a, ptr) != NULL;
+	pthread_mutex_unlock(&a->lock);
+	if (!live)
+		return -EINVAL;
+	struct npl_call c = { .fn = FN_ERASE_STREAM, .ptr = ptr, .stream = stream };
+	return a->plugin->hook.erase_stream ? call(a, &c) : 0;
+}
+
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
 {
 	struct npl_call c = { .fn = FN_BASE_ALLOC, .ptr = ptr, .size_out = size };
@@ -624,14 +686,37 @@ static int reset_devices(struct npl *a, int device,
 	return 0;
 }
 
+/* upstream resetPeakStats(device): the hook once per device asked for. */
+static int reset_peak_status(struct npl *a, int device)
+{
+	int rc = 0;
+
+	if (!a->plugin->hook.reset_peak_status) {
+		warn_once(a, NPL_WARN_RESET_PEAK_STATUS);
+		return 0;
+	}
+	for (int d = 0; d < a->device_count && !rc; d++) {
+		struct npl_call c = { .fn = FN_RESET_PEAK_STATUS, .device = d };
+		if (device == -1 || d == device)
+			rc = call(a, &c);
+	}
+	return rc;
+}
+
 int npl_reset_peak_stats(struct npl *a, int device)
 {
-	return reset_devices(a, device, npa_stat_reset_peak, false);
+	int rc = reset_devices(a, device, npa_stat_reset_peak, false);
+
+	return rc ? rc : reset_peak_status(a, device);
 }
 
 int npl_reset_accumulated_stats(struct npl *a, int device)
 {
-	return reset_devices(a, device, npa_stat_reset_accumulated, true);
+	int rc = reset_devices(a, device, npa_stat_reset_accumulated, true);
+
+	if (!rc)
+		warn_once(a, NPL_WARN_RESET_ACCUMULATED);
+	return rc;
 }
 
 void npl_begin_allocate_to_pool(struct npl *a, int device,
@@ -659,13 +744,34 @@ void npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool
 		call(a, &c);
 }
 
-int npl_get_stats(struct npl *a, int device, struct npa_stats *out)
+int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out)
 {
 	if (!valid_device(a, device))
 		return -EINVAL;
 	pthread_mutex_lock(&a->lock);
 	*out = a->stats[device];
 	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+int npl_get_stats(struct npl *a, int device, struct npa_stats *out)
+{
+	struct npumemfs_device_stats abi;
+	struct npl_call c = { .fn = FN_GET_DEVICE_STATS, .device = device,
+			      .stats_out = &abi };
+
+	if (!valid_device(a, device))
+		return -EINVAL;
+	if (!a->plugin->hook.get_device_stats ||
+	    __atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE)) {
+		if (!a->plugin->hook.get_device_stats)
+			warn_once(a, NPL_WARN_GET_DEVICE_STATS);
+		return npl_get_own_stats(a, device, out);
+	}
+	int rc = call(a, &c);
+	if (rc)
+		return rc;
+	npl_stats_from_abi(out, &abi);
 	return 0;
 }
 
@@ -737,6 +843,7 @@ int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out)
 	memset(out, 0, sizeof(*out));
 	if (device != -1 && !valid_device(a, device))
 		return -EINVAL;
+	warn_once(a, NPL_WARN_SNAPSHOT);
 	pthread_mutex_lock(&a->lock);
 	int rc = copy_segments(a, device, out);
 	pthread_mutex_unlock(&a->lock);

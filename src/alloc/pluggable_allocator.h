@@ -45,6 +45,19 @@ struct npl_guard_counts {
 	uint64_t live_bytes;
 };
 
+/*
+ * What torch_npu warns about (TORCH_NPU_WARN, a UserWarning) where a hook
+ * is absent or a call is not supported; the text is upstream's, verbatim.
+ */
+enum npl_warning {
+	NPL_WARN_GET_DEVICE_STATS,   /* memory_stats without get_device_stats */
+	NPL_WARN_RESET_PEAK_STATUS,  /* reset_peak_stats without reset_peak_status */
+	NPL_WARN_RESET_ACCUMULATED,  /* reset_accumulated_stats: never supported */
+	NPL_WARN_SNAPSHOT,           /* memory_snapshot: never supported */
+	NPL_NWARNINGS
+};
+const char *npl_warning_text(enum npl_warning w);
+
 /* Wrap `p` (the wrapper owns it from now on, even on error). */
 int npl_create(struct plugin *p, int device_count, struct npl **out);
 /*
@@ -57,6 +70,12 @@ typedef bool (*npl_foreign_fn)(void *arg, const struct npl *self, int device,
 void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg);
 /* The live blocks of `device`, in address order; free(*out). */
 int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n);
+/*
+ * Told each warning once per plug-in, as Python shows a warning once per
+ * place (outside the wrapper's lock). May be left unset.
+ */
+typedef void (*npl_warn_fn)(void *arg, const struct npl *self, const char *text);
+void npl_set_warn(struct npl *a, npl_warn_fn fn, void *arg);
 /* Whether a fault retired the plug-in; what happened in buf. */
 bool npl_fault(struct npl *a, char *buf, size_t len);
 /* Whether a live block of this plug-in shares a byte with [ptr, ptr + size). */
@@ -79,6 +98,8 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 int npl_free(struct npl *a, void *ptr, char *err, size_t errlen);
 /* record_stream hook, for a live pointer. */
 int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream);
+/* erase_stream hook, for a live pointer; nothing without one, as upstream. */
+int npl_erase_stream(struct npl *a, void *ptr, aclrtStream stream);
 /* base_alloc hook (the pointer itself, and its size, without one). */
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size);
 /* Requested size of a live pointer, 0 if unknown. */
@@ -89,7 +110,10 @@ int npl_empty_cache(struct npl *a, int device);
 int npl_set_memory_fraction(struct npl *a, int device, double fraction,
 			    char *err, size_t errlen);
 double npl_get_memory_fraction(struct npl *a, int device);
-int npl_reset_peak_stats(struct npl *a, int device);        /* -1: all */
+/* The wrapper's peaks, and the reset_peak_status hook for each device
+ * (NPL_WARN_RESET_PEAK_STATUS without one). -1: all. */
+int npl_reset_peak_stats(struct npl *a, int device);
+/* The wrapper's totals; upstream only warns (NPL_WARN_RESET_ACCUMULATED). */
 int npl_reset_accumulated_stats(struct npl *a, int device); /* -1: all */
 
 /* Private-pool hooks; a no-op where the plug-in has none, as upstream. */
@@ -101,8 +125,18 @@ void npl_end_allocate_to_pool(struct npl *a, int device,
 void npl_release_pool(struct npl *a, int device,
 		      struct npumemfs_mempool_id pool);
 
+/*
+ * memory_stats(device): the get_device_stats hook's numbers, or without
+ * one the wrapper's bookkeeping (and NPL_WARN_GET_DEVICE_STATS once).
+ * -EFAULT when the hook faulted (the plug-in is retired).
+ */
 int npl_get_stats(struct npl *a, int device, struct npa_stats *out);
-/* One segment with one active block per live allocation. */
+/* The wrapper's own bookkeeping, whatever hooks the plug-in has. */
+int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out);
+/* A DeviceStats of the plug-in ABI in the schema's struct. */
+void npl_stats_from_abi(struct npa_stats *out, const struct npumemfs_device_stats *in);
+/* One segment with one active block per live allocation (and
+ * NPL_WARN_SNAPSHOT once: upstream has no snapshot of a plug-in). */
 int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out);
 void npl_guard_counts(struct npl *a, struct npl_guard_counts *out);
 

@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -92,6 +93,23 @@ static int load_object(struct plugin *p, int fd, char *err, size_t errlen)
  * `out` is the address of a function pointer, written through void ** as
  * POSIX's dlsym() documentation does.
  */
+/*
+ * Whether `sym` lies in the plug-in's own object: dlsym() searches its
+ * dependencies too, and "malloc free" would otherwise load libc's as a
+ * plug-in from any .so that links libc.
+ */
+static bool defined_in(const struct plugin *p, void *sym)
+{
+	struct link_map *own = NULL, *found = NULL;
+	Dl_info info;
+
+	if (dlinfo(p->handle, RTLD_DI_LINKMAP, &own) != 0)
+		return false;
+	if (!dladdr1(sym, &info, (void **)&found, RTLD_DL_LINKMAP))
+		return false;
+	return found == own;
+}
+
 static int resolve(struct plugin *p, const char *name, const char *role,
 		   void **out, char *err, size_t errlen)
 {
@@ -100,6 +118,11 @@ static int resolve(struct plugin *p, const char *name, const char *role,
 	if (!sym) {
 		snprintf(err, errlen, "%s has no function '%s' (%s)", p->path,
 			 name, role);
+		return -EINVAL;
+	}
+	if (!defined_in(p, sym)) {
+		snprintf(err, errlen, "%s does not define '%s' (%s): the symbol comes "
+			 "from a library it links, not from the plug-in", p->path, name, role);
 		return -EINVAL;
 	}
 	*out = sym;

@@ -21,6 +21,9 @@
 	X(memory_fraction)                                                     \
 	X(base_alloc)                                                          \
 	X(record_stream)                                                       \
+	X(erase_stream)                                                        \
+	X(get_device_stats)                                                    \
+	X(reset_peak_status)                                                   \
 	X(begin_allocate_to_pool)                                              \
 	X(end_allocate_to_pool)                                                \
 	X(release_pool)
@@ -52,6 +55,9 @@ struct plugin {
 		npumemfs_memory_fraction_fn memory_fraction;
 		npumemfs_base_alloc_fn base_alloc;
 		npumemfs_record_stream_fn record_stream;
+		npumemfs_erase_stream_fn erase_stream;
+		npumemfs_get_device_stats_fn get_device_stats;
+		npumemfs_reset_peak_status_fn reset_peak_status;
 		npumemfs_begin_allocate_to_pool_fn begin_allocate_to_pool;
 		npumemfs_end_allocate_to_pool_fn end_allocate_to_pool;
 		npumemfs_release_pool_fn release_pool;

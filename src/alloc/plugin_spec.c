@@ -65,11 +65,13 @@ static int parse_hook(struct plugin_spec *spec, const char *tok, size_t len,
 	}
 	int hook = hook_by_name(tok, (size_t)(eq - tok));
 	if (hook < 0) {
-		snprintf(err, errlen,
-			 "unknown hook '%.*s' (known: init, init_checked, reset, "
-			 "memory_fraction, base_alloc, record_stream, "
-			 "begin_allocate_to_pool, end_allocate_to_pool, release_pool)",
-			 (int)(eq - tok), tok);
+		int n = snprintf(err, errlen, "unknown hook '%.*s' (known:",
+				 (int)(eq - tok), tok);
+		for (int i = 0; i < PLUGIN_NHOOKS && n >= 0 && (size_t)n < errlen; i++)
+			n += snprintf(err + n, errlen - (size_t)n, "%s %s",
+				      i ? "," : "", hook_names[i]);
+		if (n >= 0 && (size_t)n < errlen)
+			snprintf(err + n, errlen - (size_t)n, ")");
 		return -EINVAL;
 	}
 	if (spec->hook_name[hook][0]) {

@@ -118,15 +118,17 @@ static int copy_segments(struct npa_device *dev, bool all,
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 {
 	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
-		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
+		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, &dev->large);
 	return copy_segments(dev, true, NULL, out);
 }
 
-/* upstream snapshot(mempool_id): only the segments of `pool` (none if NULL). */
-int npa_device_snapshot_pool(struct npa_device *dev, const struct npa_private_pool *pool,
+/* upstream snapshot(mempool_id): only the segments of pool `id` (none if it
+ * does not exist); the history notes the id asked for either way. */
+int npa_device_snapshot_pool(struct npa_device *dev, struct npa_pool_id id,
 			     struct npa_snapshot *out)
 {
-	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
-		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL);
-	return copy_segments(dev, false, pool, out);
+	if (__builtin_expect(dev->history.ring != NULL, 0))
+		npa_history_add(dev, NPA_TRACE_SNAPSHOT, 0,
+				(uint64_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, id);
+	return copy_segments(dev, false, npa_private_pool_find(&dev->pools, id), out);
 }

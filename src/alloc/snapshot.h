@@ -88,6 +88,7 @@ struct npa_trace_entry {
 	uint64_t addr;      /* device_free for "oom" */
 	uint64_t size;
 	uint64_t stream;    /* stream number, 0 for the default stream */
+	uint64_t pool_id[2]; /* the block's private pool, (0, 0) for the default pools */
 	int64_t time_us;    /* microseconds since the epoch (CLOCK_REALTIME), as upstream */
 };
 

@@ -164,6 +164,23 @@ static void order_uses(const struct npa_device *dev, struct npa_block *b)
 	npa_stream_map_fini(&set);
 }
 
+void npa_erase_stream_use(struct npa_block *b, aclrtStream stream)
+{
+	unsigned i = use_index(b, stream);
+
+	if (i == b->nuses)
+		return;
+	/* The capture bits above i move down one with the uses they mark. */
+	if (i < 32) {
+		uint32_t low = b->captured_uses & ((UINT32_C(1) << i) - 1);
+		uint32_t high = i < 31 ? b->captured_uses >> (i + 1) << i : 0;
+		b->captured_uses = low | high;
+	}
+	b->nuses--;
+	for (; i < b->nuses; i++)
+		b->uses[i] = b->uses[i + 1];
+}
+
 /* upstream remove_npugraph_stream_uses: only uses from before the capture
  * get events; the set is refilled in the old set's order. */
 static void drop_captured_uses(const struct npa_device *dev, struct npa_block *b)

@@ -55,6 +55,11 @@ int npa_event_queues_name(struct npa_event_queues *qs, aclrtStream stream, int d
 uint64_t npa_stream_key(const struct npa_device *dev, aclrtStream stream);
 /* Add `stream` to the block's uses (flavor decides about its own stream). */
 int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStream stream);
+/*
+ * torch_npu's eraseStream of a live block: `stream` is no longer among its
+ * uses, so its free records no event there. Nothing if it was not one.
+ */
+void npa_erase_stream_use(struct npa_block *b, aclrtStream stream);
 /* One event per used stream; the block waits for all of them. */
 int npa_insert_events(struct npa_device *dev, struct npa_block *b);
 /* Free the blocks whose events have completed, FIFO per stream. */

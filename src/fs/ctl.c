@@ -62,7 +62,7 @@ static int act(struct nmfs *d, const char *value, device_action fn,
 		return rc;
 	rc = fn(d->sw, device);
 	if (rc) {
-		snprintf(err, errlen, "%s failed: %s", what, strerror(-rc));
+		snprintf(err, errlen, "%s failed: %s", what, npa_control_strerror(rc));
 		return rc;
 	}
 	if (device < 0)
@@ -113,15 +113,36 @@ int store_memory_fraction(struct nmfs *d, const struct target *t,
 	return rc;
 }
 
+/* The trace `loop` alone means: the last one replayed, else the ini's. */
+static const char *last_trace(struct nmfs *d, char *buf, size_t len)
+{
+	pthread_mutex_lock(&d->replay.lock);
+	snprintf(buf, len, "%s", d->replay.path[0] ? d->replay.path : d->replay_path);
+	pthread_mutex_unlock(&d->replay.lock);
+	return buf;
+}
+
+/* "PATH" once, "loop PATH" again and again, or "loop": the last trace looping. */
 int store_replay(struct nmfs *d, const struct target *t,
 		 const char *value, uid_t caller, char *err, size_t errlen)
 {
+	char last[PATH_MAX];
+	bool loop = strncmp(value, "loop", 4) == 0 && (value[4] == '\0' || value[4] == ' ');
+	const char *path = loop ? value + 4 + (value[4] == ' ') : value;
+
 	(void)t, (void)caller;
-	if (value[0] != '/') {
-		snprintf(err, errlen, "'%s' is not an absolute trace path", value);
+	if (loop && path[0] == '\0' && !last_trace(d, last, sizeof(last))[0]) {
+		snprintf(err, errlen, "'loop': no trace was replayed yet; write 'loop PATH'");
 		return -EINVAL;
 	}
-	return rw_start(&d->replay, value, false, err, errlen);
+	if (loop && path[0] == '\0')
+		path = last;
+	if (path[0] != '/') {
+		snprintf(err, errlen, "'%s' is not an absolute trace path, 'loop PATH' or 'loop'",
+			 value);
+		return -EINVAL;
+	}
+	return rw_start(&d->replay, path, loop, err, errlen);
 }
 
 /*

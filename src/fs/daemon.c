@@ -9,15 +9,23 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/acl_adapter.h"
+#include "alloc/block_handle.h"
+#include "workload/op_launch.h"
+
 #include "daemon.h"
 #include "graphs.h"
 #include "mempools.h"
+#include "alloc/host_allocator.h"
+#include "workload/pinned_store.h"
 
-static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
+static int start_alloc(struct nmfs *d, const struct nmfs_options *o, char *err,
 		       size_t errlen)
 {
+	const char *alloc_conf = o->alloc_conf ? o->alloc_conf : "";
 	struct npa_options opt = { .flavor = d->flavor,
-				   .device_count = d->device_count };
+				   .device_count = d->device_count,
+				   .host_capacity = o->host_capacity };
 	char why[NPA_CONF_ERRLEN];
 	int rc;
 
@@ -28,6 +36,8 @@ static int start_alloc(struct nmfs *d, const char *alloc_conf, char *err,
 		snprintf(err, errlen, "alloc_conf: %s", why);
 		return rc;
 	}
+	if (npa_conf_pinned_warning(&opt.conf))
+		dlog_printf(&d->log, "alloc_conf: %s", npa_conf_pinned_warning(&opt.conf));
 	rc = npa_create(&opt, &d->alloc);
 	if (rc)
 		snprintf(err, errlen, "cannot create the allocator: %s", strerror(-rc));
@@ -50,6 +60,49 @@ static void log_fault(void *ctx, const char *name, const char *what)
 	dlog_printf(&d->log, "allocator %s: %s; the caching allocator is current", name, what);
 }
 
+/* torch_npu's own words where it would warn about a plug-in. */
+static void log_warning(void *ctx, const char *name, const char *text)
+{
+	struct nmfs *d = ctx;
+
+	dlog_printf(&d->log, "allocator %s: UserWarning: %s", name, text);
+}
+
+static int sw_fallback_malloc(void *ctx, int device, size_t size, aclrtStream stream,
+			      void **ptr, char *err, size_t errlen)
+{
+	return sw_malloc(ctx, device, size, stream, ptr, err, errlen);
+}
+
+static int sw_fallback_free(void *ctx, void *ptr, char *err, size_t errlen)
+{
+	return sw_free(ctx, ptr, err, errlen);
+}
+
+/* Block handles, ACL allocators on streams, and operators with workspace
+ * (taken from the allocator in use where no stream has one registered). */
+static int start_acl(struct nmfs *d)
+{
+	struct op_fallback fb = { .malloc = sw_fallback_malloc, .free = sw_fallback_free,
+				  .ctx = d->sw };
+	int rc = acl_adapters_create(d->sw, &d->acl);
+
+	if (rc == 0)
+		rc = op_launcher_create(&fb, &d->ops);
+	if (rc == 0)
+		npa_block_handles_bind(d->sw);
+	return rc;
+}
+
+static void stop_acl(struct nmfs *d)
+{
+	op_launcher_destroy(d->ops);
+	acl_adapters_destroy(d->acl);
+	npa_block_handles_bind(NULL);
+	d->ops = NULL;
+	d->acl = NULL;
+}
+
 static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 			size_t errlen)
 {
@@ -60,6 +113,7 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.on_fault = log_fault,
+		.on_warn = log_warning,
 		.ctx = d,
 	};
 	int rc = sw_create(&opt, &d->sw);
@@ -79,6 +133,21 @@ static unsigned long long device_bytes(void)
 	    aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total) != ACL_SUCCESS)
 		return 0;
 	return total;
+}
+
+/* Simulated device memory is this process's memory, committed as it is
+ * written: more of it than the host has can end in the OOM killer. */
+static void warn_if_beyond_host(struct nmfs *d)
+{
+	unsigned long long host = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				  (unsigned long long)sysconf(_SC_PAGESIZE);
+	unsigned long long all = device_bytes() * (unsigned long long)d->device_count;
+
+	if (host > 0 && all > host)
+		dlog_printf(&d->log, "warning: %d device%s of %llu bytes (%llu in all) exceed the "
+			    "host's memory (%llu bytes); filling them can get the daemon killed "
+			    "by the kernel's OOM killer", d->device_count,
+			    d->device_count == 1 ? "" : "s", device_bytes(), all, host);
 }
 
 static int copy_options(struct nmfs *d, const struct nmfs_options *opt)
@@ -106,17 +175,19 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	memset(d, 0, sizeof(*d));
 	d->started = time(NULL);
 	d->uid = getuid();
+	trace_pipe_limit_init(&d->trace_waiters, d->uid);
 	d->gid = getgid();
 	LIST_INIT(&d->open_files);
 	pthread_mutex_init(&d->open_files_lock, NULL);
 	tree_errors_init(&d->errors);
+	kept_texts_init(&d->kept);
 	dlog_init(&d->log, true);
 	rc = copy_options(d, opt);
 	if (rc) {
 		snprintf(err, errlen, "out of memory");
 		goto out_log;
 	}
-	rc = start_alloc(d, opt->alloc_conf ? opt->alloc_conf : "", err, errlen);
+	rc = start_alloc(d, opt, err, errlen);
 	if (rc)
 		goto out_log;
 	rc = start_switch(d, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
@@ -124,9 +195,15 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		goto out_alloc;
 	rc = streams_init(&d->streams, d->sw, d->device_count);
 	if (rc == 0)
+		rc = sampler_init(&d->sampler, d->sw, d->device_count);
+	if (rc == 0)
 		rc = mempools_new(&d->mempools);
 	if (rc == 0)
 		rc = graphs_new(&d->graphs);
+	if (rc == 0)
+		rc = start_acl(d);
+	if (rc == 0)
+		rc = ps_new(npa_host_of(d->alloc), &d->pinned);
 	if (rc) {
 		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
@@ -136,9 +213,14 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
 		    device_bytes(), path[0] ? ", config " : "", path);
+	warn_if_beyond_host(d);
 	return 0;
 
 out_switch:
+	ps_free(d->pinned);
+	stop_acl(d);
+	sampler_fini(&d->sampler);
+	graphs_free(d->graphs);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
@@ -147,16 +229,29 @@ out_alloc:
 out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
+	kept_texts_release(&d->kept);
 	tree_errors_release(&d->errors);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
 }
 
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen)
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 {
+	int rc = sampler_start(&d->sampler);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot start the stats sampler: %s", strerror(-rc));
+		return rc;
+	}
 	if (!d->replay_path[0])
 		return 0;
-	return rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	rc = rw_start(&d->replay, d->replay_path, d->replay_loop, err, errlen);
+	if (rc) {
+		char why[NMFS_ERRLEN];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "start-up replay not started: %s", why);
+	}
+	return rc;
 }
 
 static int check_devices(struct nmfs *d)
@@ -170,6 +265,10 @@ static int check_devices(struct nmfs *d)
 		dlog_printf(&d->log, "invariant check: device%d: %s", i, why);
 		bad = -EFAULT;
 	}
+	if (npa_host_check(npa_host_of(d->alloc), why, sizeof(why)) != 0) {
+		dlog_printf(&d->log, "invariant check: host: %s", why);
+		bad = -EFAULT;
+	}
 	if (!bad)
 		dlog_printf(&d->log, "invariant check: ok");
 	return bad;
@@ -180,9 +279,13 @@ int daemon_fini(struct nmfs *d)
 	uint64_t leaked_bytes = 0;
 
 	rw_stop(&d->replay);
+	sampler_fini(&d->sampler);
 	/* Graphs first: a capture must end before its stream can go, and a
 	 * model before the host bytes its copies read. */
 	graphs_free(d->graphs);
+	/* Operators end and give their workspace back before streams go. */
+	stop_acl(d);
+	ps_free(d->pinned);
 	mempools_free(d->mempools, d->alloc);
 	streams_fini(&d->streams, &d->log);
 	/* Tensors are gone, so every plug-in is unloaded here. */
@@ -199,6 +302,7 @@ int daemon_fini(struct nmfs *d)
 		dlog_printf(&d->log, "no leaks");
 	}
 	tree_errors_release(&d->errors);
+	kept_texts_release(&d->kept);
 	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);

@@ -18,7 +18,9 @@
 #include "workload/tensor_store.h"
 
 #include "daemon_log.h"
+#include "kept_text.h"
 #include "replay_worker.h"
+#include "stat_sampler.h"
 #include "streams.h"
 #include "trace_pipe.h"
 #include "tree.h"
@@ -28,12 +30,16 @@
 struct fh;
 struct fs_graphs;
 struct fs_mempools;
+struct acl_adapters;
+struct op_launcher;
+struct pinned_store;
 LIST_HEAD(fh_list, fh);
 
 /* What the program that mounts asks of the daemon (it has read the ini). */
 struct nmfs_options {
 	const struct npa_flavor *flavor;
 	int device_count;          /* devices of the running machine to show */
+	uint64_t host_capacity;    /* the machine's pinned host memory, 0: 64 GiB */
 	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
 	const char *plugin_dirs;   /* where plug-ins may be loaded from */
 	const char *replay;        /* start-up trace, "" none */
@@ -53,7 +59,11 @@ struct nmfs {
 	struct fs_streams streams; /* each device's streams and their tensors */
 	struct fs_graphs *graphs;  /* ctl/graph: NPUGraphs by name */
 	struct fs_mempools *mempools; /* ctl/mempool: MemPools by name */
+	struct acl_adapters *acl;  /* ctl/acl_allocator: allocators registered on streams */
+	struct op_launcher *ops;   /* ctl/op: operators and their workspace */
+	struct pinned_store *pinned;  /* pinned/NAME: pin_memory() tensors */
 	struct replay_worker replay;
+	struct stat_sampler sampler; /* byte stats over time, for the history picture */
 	struct tree_errors errors; /* last refusal of each writable file */
 	struct dlog log;
 	time_t started;
@@ -64,6 +74,7 @@ struct nmfs {
 	struct fh_list open_files;
 	pthread_mutex_t open_files_lock;
 	struct trace_pipe_limit trace_waiters; /* reads of trace/deviceN waiting */
+	struct kept_texts kept;  /* texts stats rendered, for the opens after them */
 };
 
 /*
@@ -72,8 +83,9 @@ struct nmfs {
  */
 int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen);
-/* Start the configured start-up replay, if any (after daemonizing). */
-int daemon_start_replay(struct nmfs *d, char *err, size_t errlen);
+/* Start the stats sampler and the configured start-up replay, if any
+ * (after daemonizing: threads do not survive the fork). */
+int daemon_start_threads(struct nmfs *d, char *err, size_t errlen);
 /*
  * Stop the replay, free live tensors, check the allocator's invariants and
  * report leaks, all into the log. 0 when everything was consistent.

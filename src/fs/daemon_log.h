@@ -4,12 +4,18 @@
  * A ring of lines, each stamped with the seconds since start-up, like
  * dmesg. Old lines fall off the front. Lines are also echoed to stderr,
  * which is the terminal with -f and /dev/null once daemonized.
+ *
+ * As a file the log only grows, so that `tail -f` follows it: every byte
+ * ever logged has its offset (the first line starts at 0), and a line
+ * that falls off the ring takes its offsets with it.
  */
 #ifndef NPUMEMFS_DAEMON_LOG_H
 #define NPUMEMFS_DAEMON_LOG_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "base/sbuf.h"
@@ -22,6 +28,8 @@ struct dlog {
 	struct timespec start;
 	unsigned head;   /* index of the oldest line */
 	unsigned count;
+	uint64_t first;  /* offset of the oldest line held */
+	uint64_t end;    /* offset after the newest line */
 	bool echo;
 	char lines[DLOG_LINES][DLOG_LINE_MAX];
 };
@@ -38,5 +46,12 @@ void dlog_printf(struct dlog *log, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Every line held, oldest first. */
 int dlog_format(struct dlog *log, struct sbuf *out);
+/* The offsets of the bytes held: [*first, *end). */
+void dlog_extent(struct dlog *log, uint64_t *first, uint64_t *end);
+/*
+ * Up to `size` bytes from offset *off; an offset whose line fell off the
+ * ring is moved up to the oldest line held. Bytes copied, 0 at the end.
+ */
+size_t dlog_read(struct dlog *log, uint64_t *off, char *buf, size_t size);
 
 #endif /* NPUMEMFS_DAEMON_LOG_H */

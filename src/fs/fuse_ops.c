@@ -3,9 +3,13 @@
  *
  * A path is matched to a target (tree.h): a row and its indexes. Text
  * files are rendered at open into the open file's own buffer and served
- * with direct_io and st_size 0, as procfs does; a read at offset 0 on a
- * reused handle renders again, as sysfs does. Data files (tensors) have
- * their bytes and size. An open file keeps its target, so it needs no path
+ * with direct_io; a read at offset 0 on a reused handle renders again, as
+ * sysfs does. Their size is the size of the text the caller reads: a stat
+ * by a process that has the file open says its open's size, any other
+ * stat renders the text and keeps it for that process's next open
+ * (kept_text.h), so tar, sendfile and cmp see sizes that match the bytes.
+ * Data files (tensors) have their bytes and size; log grows like a file
+ * appended to. An open file keeps its target, so it needs no path
  * after open and outlives an unlink (hard_remove).
  */
 #include <errno.h>
@@ -22,9 +26,13 @@
 
 struct fh {
 	struct target t;
+	pid_t pid;               /* the process that opened it */
 	pthread_mutex_t lock;    /* two threads may read one handle */
 	struct sbuf out;
+	struct timespec made;    /* when out was rendered: the file's mtime */
+	bool readable;
 	bool fresh;              /* rendered by open, not yet read */
+	uint64_t log_start;      /* log: the offset its byte 0 stands for */
 	bool judged;             /* a write was accepted or refused: one per open */
 	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
 	LIST_ENTRY(fh) link;     /* in nmfs.open_files */
@@ -69,26 +77,134 @@ static int resolve_kind(struct nmfs *d, const char *path, bool dir,
 	return 0;
 }
 
+static bool same_target(const struct target *a, const struct target *b)
+{
+	return a->node == b->node && a->device == b->device && a->stream == b->stream &&
+	       strcmp(a->name, b->name) == 0;
+}
+
+/* What a stat reports of a file that is read: its size and time. */
+struct seen {
+	uint64_t size;
+	struct timespec mtime;
+};
+
+static void seen_fh(struct fh *fh, struct seen *s)
+{
+	uint64_t first, end;
+
+	pthread_mutex_lock(&fh->lock);
+	s->size = fh->out.len;
+	s->mtime = fh->made;
+	pthread_mutex_unlock(&fh->lock);
+	if (fh->t.node->kind == NODE_LOG) {
+		dlog_extent(&daemon_ctx()->log, &first, &end);
+		s->size = end - fh->log_start;
+		clock_gettime(CLOCK_REALTIME, &s->mtime);
+	}
+}
+
+/* The newest handle of `t` that process `pid` opened for reading: an
+ * fstat (which the kernel sends by path) speaks of it. */
+static bool seen_by_opener(struct nmfs *d, const struct target *t, pid_t pid,
+			   struct seen *s)
+{
+	struct fh *fh;
+	bool found = false;
+
+	pthread_mutex_lock(&d->open_files_lock);
+	LIST_FOREACH(fh, &d->open_files, link) {
+		if (fh->pid == pid && fh->readable && same_target(&fh->t, t)) {
+			seen_fh(fh, s);
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->open_files_lock);
+	return found;
+}
+
+static int render_into(struct nmfs *d, const struct target *t, struct sbuf *out,
+		       struct timespec *made)
+{
+	clock_gettime(CLOCK_REALTIME, made);
+	sbuf_reset(out);
+	int rc = t->node->show(d, t, out);
+	return rc ? rc : out->error;
+}
+
+/* A stat from a process without the file open: the text kept for it, or
+ * a new one, kept for that process's open. */
+static int seen_by_stat(struct nmfs *d, const struct target *t, pid_t pid,
+			struct seen *s)
+{
+	struct sbuf text;
+	char path[PATH_MAX];
+	uint64_t first, end;
+	size_t size;
+
+	if (t->node->kind == NODE_LOG) {
+		dlog_extent(&d->log, &first, &end);
+		s->size = end - first;
+		clock_gettime(CLOCK_REALTIME, &s->mtime);
+		return 0;
+	}
+	tree_path(t, path, sizeof(path));
+	if (kept_text_peek(&d->kept, path, pid, &size, &s->mtime) == 0) {
+		s->size = size;
+		return 0;
+	}
+	sbuf_init(&text);
+	int rc = render_into(d, t, &text, &s->mtime);
+	s->size = text.len;
+	if (rc == 0)
+		kept_text_put(&d->kept, path, pid, &text, &s->mtime);
+	sbuf_release(&text);
+	return rc;
+}
+
+static int seen_of(struct nmfs *d, const struct target *t, struct fuse_file_info *fi,
+		   struct seen *s)
+{
+	pid_t pid = fuse_get_context()->pid;
+
+	memset(s, 0, sizeof(*s));
+	if (t->node->data)
+		return t->node->data->size(d, t, &s->size);
+	if (t->node->kind == NODE_PIPE || t->node->kind == NODE_DIR)
+		return 0;
+	if (fi && fi->fh) {
+		seen_fh(fh_of(fi), s);
+		return 0;
+	}
+	if (seen_by_opener(d, t, pid, s))
+		return 0;
+	return seen_by_stat(d, t, pid, s);
+}
+
 static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct nmfs *d = daemon_ctx();
 	struct target t;
-	uint64_t size = 0;
+	struct seen seen;
 	int rc = resolve_fi(d, path, fi, &t);
 
+	if (rc == 0)
+		rc = seen_of(d, &t, fi, &seen);
 	if (rc)
-		return rc;
-	if (t.node->data && (rc = t.node->data->size(d, &t, &size)))
 		return rc;
 	memset(st, 0, sizeof(*st));
 	st->st_uid = d->uid;
 	st->st_gid = d->gid;
 	st->st_mode = (is_dir(&t) ? S_IFDIR : S_IFREG) | t.node->mode;
 	st->st_nlink = is_dir(&t) ? 2 : 1;
-	st->st_size = (off_t)size;
+	st->st_size = (off_t)seen.size;
 	bool moving = !is_dir(&t) && !t.node->constant;
-	st->st_mtime = moving ? time(NULL) : d->started;
-	st->st_atime = st->st_ctime = st->st_mtime;
+	if (moving && seen.mtime.tv_sec)
+		st->st_mtim = seen.mtime;
+	else
+		st->st_mtim.tv_sec = moving ? time(NULL) : d->started;
+	st->st_atim = st->st_ctim = st->st_mtim;
 	return 0;
 }
 
@@ -140,9 +256,7 @@ static int fs_releasedir(const char *path, struct fuse_file_info *fi)
 
 static int render(struct nmfs *d, struct fh *fh)
 {
-	sbuf_reset(&fh->out);
-	int rc = fh->t.node->show(d, &fh->t, &fh->out);
-	return rc ? rc : fh->out.error;
+	return render_into(d, &fh->t, &fh->out, &fh->made);
 }
 
 static struct fh *fh_new(struct nmfs *d, const struct target *t)
@@ -155,6 +269,7 @@ static struct fh *fh_new(struct nmfs *d, const struct target *t)
 	LIST_INSERT_HEAD(&d->open_files, fh, link);
 	pthread_mutex_unlock(&d->open_files_lock);
 	fh->t = *t;
+	fh->pid = fuse_get_context()->pid;
 	pthread_mutex_init(&fh->lock, NULL);
 	sbuf_init(&fh->out);
 	return fh;
@@ -182,13 +297,29 @@ static int open_pipe(struct fh *fh)
 	return 0;
 }
 
+/* The text a stat by this process just rendered, or a new one. */
 static int open_text(struct nmfs *d, struct fh *fh, int acc)
 {
+	char path[PATH_MAX];
+
 	if (acc == O_WRONLY)
 		return 0;
-	int rc = render(d, fh);
+	tree_path(&fh->t, path, sizeof(path));
+	int rc = 0;
+	if (kept_text_take(&d->kept, path, fh->pid, &fh->out, &fh->made))
+		rc = render(d, fh);
 	fh->fresh = rc == 0;
+	fh->readable = rc == 0;
 	return rc;
+}
+
+static int open_log(struct nmfs *d, struct fh *fh)
+{
+	uint64_t end;
+
+	dlog_extent(&d->log, &fh->log_start, &end);
+	fh->readable = true;
+	return 0;
 }
 
 static int open_data(struct nmfs *d, struct fh *fh, int flags)
@@ -217,18 +348,21 @@ static int open_node(struct nmfs *d, struct fh *fh, int flags)
 		return open_data(d, fh, flags);
 	case NODE_TEXT:
 		return open_text(d, fh, acc);
+	case NODE_LOG:
+		return open_log(d, fh);
 	case NODE_DIR:
 		break;
 	}
 	return -EISDIR;
 }
 
-/* Every file reads and writes around the page cache: its text moves. */
+/* Every file reads and writes around the page cache: its text moves.
+ * The trace pipe stays seekable so that head can give back what it read
+ * past its last line (trace_pipe.h). */
 static int hand_out(struct fuse_file_info *fi, struct fh *fh)
 {
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
-	fi->nonseekable = fh->pipe != NULL;
 	return 0;
 }
 
@@ -251,6 +385,15 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	return hand_out(fi, fh);
 }
 
+/* A name a listing, a log line or a terminal would show garbled. */
+static bool has_control_char(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name < 0x20 || *name == 0x7f)
+			return true;
+	return false;
+}
+
 /* Only a data row with a {NAME} takes new files (tensors). */
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
@@ -263,6 +406,10 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -EACCES;
 	if (!t.node->data)
 		return -EEXIST;
+	if (has_control_char(t.name)) {
+		dlog_printf(&d->log, "refused a new file whose name has a control character");
+		return -EINVAL;
+	}
 	rc = t.node->data->create(d, &t);
 	if (rc)
 		return rc;
@@ -307,14 +454,29 @@ static bool session_ending(void *arg)
 
 /* One reader of a handle at a time: a second one would wait outside the
  * limit on waiting reads, holding a worker thread. */
-static int read_pipe(struct nmfs *d, struct fh *fh, char *buf, size_t size, int flags)
+static int read_pipe(struct nmfs *d, struct fh *fh, char *buf, size_t size, off_t off,
+		     int flags)
 {
 	const struct trace_pipe_wait w = { request_interrupted, session_ending, NULL };
 
 	if (pthread_mutex_trylock(&fh->lock))
 		return -EBUSY;
-	ssize_t n = trace_pipe_read(fh->pipe, d->alloc, &d->trace_waiters, &w,
-				    flags & O_NONBLOCK, buf, size);
+	ssize_t n = trace_pipe_read(fh->pipe, d->alloc, &d->trace_waiters,
+				    fuse_get_context()->uid, &w, flags & O_NONBLOCK,
+				    (uint64_t)off, buf, size);
+	pthread_mutex_unlock(&fh->lock);
+	return (int)n;
+}
+
+/* A line that fell off the ring moves this handle's offsets up with it,
+ * so the reader goes on from the oldest line held. */
+static int read_log(struct nmfs *d, struct fh *fh, char *buf, size_t size, off_t off)
+{
+	pthread_mutex_lock(&fh->lock);
+	uint64_t at = fh->log_start + (uint64_t)off;
+	size_t n = dlog_read(&d->log, &at, buf, size);
+	if (n && at - n > fh->log_start + (uint64_t)off)
+		fh->log_start = at - n - (uint64_t)off;
 	pthread_mutex_unlock(&fh->lock);
 	return (int)n;
 }
@@ -331,7 +493,9 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 	if (fh->t.node->data)
 		return (int)fh->t.node->data->read(d, &fh->t, buf, size, (uint64_t)off);
 	if (fh->pipe)
-		return read_pipe(d, fh, buf, size, fi->flags);
+		return read_pipe(d, fh, buf, size, off, fi->flags);
+	if (fh->t.node->kind == NODE_LOG)
+		return read_log(d, fh, buf, size, off);
 	if (!fh->t.node->show)
 		return -EACCES;
 	return read_text(d, fh, buf, size, off);
@@ -387,6 +551,9 @@ static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 	value[size] = '\0';
 	if (size && value[size - 1] == '\n')
 		value[size - 1] = '\0';
+	/* One command a write: a spec split over lines is not read as one. */
+	if (strchr(value, '\n'))
+		return refuse(d, t, -EINVAL, "value has more than one line");
 	int rc = t->node->store(d, t, value, fuse_get_context()->uid, err,
 				sizeof(err));
 	if (rc)
@@ -522,6 +689,8 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * removed tensor is freed at once rather than renamed to .fuse_hidden. */
 	cfg->nullpath_ok = 1;
 	cfg->hard_remove = 1;
+	/* Sizes move with the text: every stat asks (kept_text.h). */
+	cfg->attr_timeout = 0;
 	return daemon_ctx();
 }
 

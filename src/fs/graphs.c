@@ -257,16 +257,38 @@ static int run_replay(struct graph_job *j, struct fs_graph *e)
 	return rc ? rc : npa_graph_replay(e->g, s, j->err, j->errlen);
 }
 
+/* The bytes its captured writes kept go with the graph's model. */
+static void release_staging(struct graph_job *j, const struct npa_graph_info *was,
+			    int stream)
+{
+	struct tensor_store *ts;
+
+	if (was->state == NPA_GRAPH_EMPTY || stream < 0)
+		return;
+	ts = streams_store(&j->d->streams, was->device, stream, false);
+	if (ts != NULL)
+		ts_release_staging(ts);
+}
+
 static int run_reset(struct graph_job *j, struct fs_graph *e)
 {
-	(void)j;
-	return npa_graph_reset(e->g);
+	struct npa_graph_info was;
+
+	npa_graph_get_info(e->g, &was);
+	int rc = npa_graph_reset(e->g);
+
+	release_staging(j, &was, e->stream);
+	return rc;
 }
 
 static int run_destroy(struct graph_job *j, struct fs_graph *e)
 {
+	struct npa_graph_info was;
+
+	npa_graph_get_info(e->g, &was);
 	HASH_DEL(j->gs->by_name, e);
 	npa_graph_free(e->g);
+	release_staging(j, &was, e->stream);
 	free(e);
 	return 0;
 }
@@ -293,23 +315,6 @@ static int run_job(void *arg)
 	return rc;
 }
 
-/* Graph.cpp's capture_error_mode check, with its text. */
-static int parse_mode(const char *v, aclmdlRICaptureMode *mode, char *err, size_t errlen)
-{
-	static const char *const names[] = { "global", "thread_local", "relaxed" };
-
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			*mode = (aclmdlRICaptureMode)i;
-			return 0;
-		}
-	}
-	snprintf(err, errlen,
-		 "Unknown capture error mode. Expected `global`, `thread_local`, or "
-		 "`relaxed`, got %s", v);
-	return -EINVAL;
-}
-
 static int parse_option(struct nmfs *d, struct graph_cmd *c, const char *w, char *err,
 			size_t errlen)
 {
@@ -327,7 +332,7 @@ static int parse_option(struct nmfs *d, struct graph_cmd *c, const char *w, char
 		return 0;
 	}
 	if ((allowed & OPT_MODE) && strncmp(w, "mode=", 5) == 0)
-		return parse_mode(w + 5, &c->mode, err, errlen);
+		return npa_graph_parse_mode(w + 5, &c->mode, err, errlen);
 	snprintf(err, errlen, "%s does not take '%s'", c->verb->name, w);
 	return -EINVAL;
 }

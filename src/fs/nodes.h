@@ -12,11 +12,12 @@
 /* views.c */
 int show_readme(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_config(struct nmfs *d, const struct target *t, struct sbuf *out);
-int show_log(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_summary(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_snapshot_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_history_svg(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_max_memory_allocated(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_memory_reserved(struct nmfs *d, const struct target *t, struct sbuf *out);
@@ -81,6 +82,13 @@ int show_pool_snapshot(struct nmfs *d, const struct target *t, struct sbuf *out)
 int show_pool_metrics(struct nmfs *d, struct sbuf *out);
 extern const struct node_index pool_index;
 
+/* acl_files.c: acl/allocators, ctl/acl_allocator, ctl/op. */
+int show_acl_allocators(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_acl_allocator(struct nmfs *d, const struct target *t, const char *value,
+			uid_t caller, char *err, size_t errlen);
+int store_op(struct nmfs *d, const struct target *t, const char *value, uid_t caller,
+	     char *err, size_t errlen);
+
 /* indexes.c: the {NAME}s of tensors/deviceN/[streamS/] and allocators/. */
 extern const struct node_index tensor_index;
 extern const struct node_index allocator_index;
@@ -89,5 +97,19 @@ extern const struct node_index allocator_index;
  * a stream's folder is listed once the stream is made. */
 bool stream_made(struct nmfs *d, const struct target *t);
 extern const struct data_ops tensor_data;
+
+/* host_files.c: the pinned host allocator. */
+int show_host_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out);
+int show_host_pools(struct nmfs *d, const struct target *t, struct sbuf *out);
+int store_host_empty_cache(struct nmfs *d, const struct target *t, const char *value,
+			   uid_t caller, char *err, size_t errlen);
+int store_reset_peak_host_stats(struct nmfs *d, const struct target *t, const char *value,
+				uid_t caller, char *err, size_t errlen);
+int store_reset_accumulated_host_stats(struct nmfs *d, const struct target *t,
+				       const char *value, uid_t caller, char *err, size_t errlen);
+extern const struct node_index pinned_index;
+extern const struct data_ops pinned_data;
 
 #endif /* NPUMEMFS_NODES_H */

@@ -62,12 +62,13 @@ static void publish(struct replay_worker *rw, size_t done, uint64_t delta)
 	pthread_mutex_unlock(&rw->lock);
 }
 
-/* One pass over the trace: 0, -ECANCELED, or the replay's error. */
-static int run_round(struct replay_worker *rw, char *err, size_t errlen)
+/* One pass over the trace from event `start`: 0, -ECANCELED, or the
+ * replay's error. */
+static int run_round(struct replay_worker *rw, size_t start, char *err, size_t errlen)
 {
 	size_t total = rw->trace->nevents;
 
-	for (size_t from = 0; from < total; from += CHUNK) {
+	for (size_t from = start; from < total; from += CHUNK) {
 		size_t to = from + CHUNK < total ? from + CHUNK : total;
 		int rc = wl_replay_run(rw->replay, from, to, &rw->stop, err, errlen);
 		publish(rw, to, to - from);
@@ -104,8 +105,13 @@ static void *thread_main(void *arg)
 	char err[WL_ERRLEN] = "";
 	int rc;
 
+	/* A trace with loop_start keeps what the lines before it made, as a
+	 * training run keeps its weights; one without starts afresh. */
+	const struct wl_trace *t = rw->trace;
+	size_t start = 0;
+
 	for (;;) {
-		rc = run_round(rw, err, sizeof(err));
+		rc = run_round(rw, start, err, sizeof(err));
 		if (rc == 0) {
 			pthread_mutex_lock(&rw->lock);
 			rw->rounds++;
@@ -113,7 +119,10 @@ static void *thread_main(void *arg)
 		}
 		if (rc || !rw->loop || atomic_load(&rw->stop))
 			break;
-		wl_replay_release_all(rw->replay);
+		if (t->has_loop)
+			start = t->loop_from;
+		else
+			wl_replay_release_all(rw->replay);
 		nanosleep(&(struct timespec){ 0, ROUND_PAUSE_NS }, NULL);
 		pthread_mutex_lock(&rw->lock);
 		rw->paused += ROUND_PAUSE_NS / 1e9;

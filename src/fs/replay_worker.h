@@ -3,7 +3,9 @@
  *
  * At most one replay runs at a time. Its progress is published after each
  * chunk of events, so a reader sees numbers without touching the replay.
- * A looping replay pauses 10 ms between rounds (not counted in events/s).
+ * A looping replay pauses 10 ms between rounds (not counted in events/s);
+ * a trace with loop_start keeps what its lines before it made and repeats
+ * the rest, one without is freed and run again whole.
  * A finished replay keeps what it allocated (a fresh mount shows the
  * trace's end state) until the next replay starts or the daemon stops.
  */

@@ -45,6 +45,7 @@ static int refill(struct trace_pipe *p, struct npa *a)
 		if (rc < 0)
 			return rc;
 	}
+	p->base += p->text.len;
 	sbuf_reset(&p->text);
 	p->sent = 0;
 	rc = report_trace_jsonl(&p->text, &t);
@@ -86,22 +87,68 @@ static int wait_for_entries(struct trace_pipe *p, struct npa *a,
 	return 0;
 }
 
-static int wait_limited(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
-			const struct trace_pipe_wait *w)
+void trace_pipe_limit_init(struct trace_pipe_limit *lim, uid_t owner)
 {
-	if (__atomic_add_fetch(&lim->waiting, 1, __ATOMIC_ACQ_REL) > TRACE_PIPE_WAITERS) {
-		__atomic_sub_fetch(&lim->waiting, 1, __ATOMIC_ACQ_REL);
-		return -EBUSY;
+	memset(lim, 0, sizeof(*lim));
+	pthread_mutex_init(&lim->lock, NULL);
+	lim->owner = owner;
+}
+
+static int other_slot(const struct trace_pipe_limit *lim, uid_t uid)
+{
+	for (int i = 0; i < lim->others_waiting; i++)
+		if (lim->other[i] == uid)
+			return i;
+	return -1;
+}
+
+/* Under lim->lock: whether `uid` may wait now, and if so its place taken. */
+static bool take_place(struct trace_pipe_limit *lim, uid_t uid)
+{
+	if (lim->owner_waiting + lim->others_waiting >= TRACE_PIPE_WAITERS)
+		return false;
+	if (uid == lim->owner) {
+		lim->owner_waiting++;
+		return true;
 	}
+	if (lim->others_waiting == TRACE_PIPE_OTHERS || other_slot(lim, uid) >= 0)
+		return false;
+	lim->other[lim->others_waiting++] = uid;
+	return true;
+}
+
+static void give_place(struct trace_pipe_limit *lim, uid_t uid)
+{
+	if (uid == lim->owner) {
+		lim->owner_waiting--;
+		return;
+	}
+	int i = other_slot(lim, uid);
+
+	lim->other[i] = lim->other[--lim->others_waiting];
+}
+
+static int wait_limited(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
+			uid_t uid, const struct trace_pipe_wait *w)
+{
+	pthread_mutex_lock(&lim->lock);
+	bool placed = take_place(lim, uid);
+	pthread_mutex_unlock(&lim->lock);
+	if (!placed)
+		return -EBUSY;
 	int rc = wait_for_entries(p, a, w);
-	__atomic_sub_fetch(&lim->waiting, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&lim->lock);
+	give_place(lim, uid);
+	pthread_mutex_unlock(&lim->lock);
 	return rc;
 }
 
 ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
-			const struct trace_pipe_wait *w, bool nonblock, char *buf,
-			size_t size)
+			uid_t uid, const struct trace_pipe_wait *w, bool nonblock,
+			uint64_t off, char *buf, size_t size)
 {
+	if (off >= p->base && off < p->base + p->sent)
+		p->sent = (size_t)(off - p->base);
 	for (;;) {
 		if (p->sent < p->text.len)
 			return (ssize_t)drain(p, buf, size);
@@ -112,7 +159,7 @@ ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_l
 			continue;
 		if (nonblock)
 			return -EAGAIN;
-		rc = wait_limited(p, a, lim, w);
+		rc = wait_limited(p, a, lim, uid, w);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
 	}

@@ -42,6 +42,7 @@ enum node_kind {
 	NODE_DIR,
 	NODE_TEXT, /* made by show when opened; a write goes to store */
 	NODE_PIPE, /* read as a stream that waits for more (trace_pipe.h) */
+	NODE_LOG,  /* the daemon's log: grows at the end, read in place (daemon_log.h) */
 	NODE_DATA, /* bytes that stay, with a size: data_ops */
 };
 

@@ -37,12 +37,6 @@ int show_config(struct nmfs *d, const struct target *t, struct sbuf *out)
 	return sbuf_puts(out, d->config_text);
 }
 
-int show_log(struct nmfs *d, const struct target *t, struct sbuf *out)
-{
-	(void)t;
-	return dlog_format(&d->log, out);
-}
-
 static int stats_of(struct nmfs *d, const struct target *t, struct npa_stats *s)
 {
 	return sw_get_stats(d->sw, t->device, s);
@@ -80,6 +74,29 @@ int show_snapshot_json(struct nmfs *d, const struct target *t, struct sbuf *out)
 	if (rc == 0)
 		rc = report_snapshot_json(out, &snap);
 	npa_snapshot_release(&snap);
+	return rc;
+}
+
+int show_snapshot_svg(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct npa_snapshot snap = { 0 };
+	int rc = sw_snapshot(d->sw, t->device, &snap);
+
+	if (rc == 0)
+		rc = report_snapshot_svg(out, &snap, t->device);
+	npa_snapshot_release(&snap);
+	return rc;
+}
+
+int show_history_svg(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct report_sample *s;
+	size_t n;
+	int rc = sampler_copy(&d->sampler, t->device, &s, &n);
+
+	if (rc == 0)
+		rc = report_history_svg(out, s, n, t->device);
+	free(s);
 	return rc;
 }
 

@@ -158,6 +158,15 @@ static void put_blocks(struct sbuf *out, const struct npa_segment_info *seg)
 	op(out, OP_APPENDS);
 }
 
+/* A MempoolId_t: upstream pickles it as a 2-tuple. */
+static void put_pool_id(struct sbuf *out, const char *key, const uint64_t id[2])
+{
+	put_str(out, key);
+	put_u64(out, id[0]);
+	put_u64(out, id[1]);
+	op(out, OP_TUPLE2);
+}
+
 /* The keys of memory_snapshot() in upstream's order, as report_snapshot_json. */
 static void put_segment(struct sbuf *out, const struct npa_segment_info *seg)
 {
@@ -171,10 +180,7 @@ static void put_segment(struct sbuf *out, const struct npa_segment_info *seg)
 	key_u64(out, "stream", seg->stream);
 	put_str(out, "segment_type");
 	put_str(out, seg->is_large ? "large" : "small");
-	put_str(out, "segment_pool_id");
-	put_u64(out, seg->pool_id[0]);
-	put_u64(out, seg->pool_id[1]);
-	op(out, OP_TUPLE2);
+	put_pool_id(out, "segment_pool_id", seg->pool_id);
 	put_str(out, "is_expandable");
 	put_bool(out, seg->is_expandable);
 	put_str(out, "frames");
@@ -196,8 +202,8 @@ static void put_segments(struct sbuf *out, const struct npa_snapshot *snap)
 	op(out, OP_APPENDS);
 }
 
-/* Upstream's TraceEntry dict: "oom" names its address field device_free.
- * No context is recorded, so frames is empty. */
+/* Upstream's TraceEntry dict, keys in torch_npu's order (memory_snapshot.cpp):
+ * "oom" names its address field device_free. No context is recorded, so frames is empty. */
 static void put_event(struct sbuf *out, const struct npa_trace_entry *e)
 {
 	begin(out, OP_EMPTY_DICT);
@@ -206,6 +212,7 @@ static void put_event(struct sbuf *out, const struct npa_trace_entry *e)
 	key_u64(out, e->action == NPA_TRACE_OOM ? "device_free" : "addr", e->addr);
 	key_u64(out, "size", e->size);
 	key_u64(out, "stream", e->stream);
+	put_pool_id(out, "pool_id", e->pool_id);
 	put_str(out, "time_us");
 	put_int(out, e->time_us);
 	put_str(out, "frames");

@@ -3,13 +3,16 @@
  * exposition format, for node_exporter's textfile collector.
  *
  * Families follow the stats schema, so the metrics hold exactly the keys of
- * stats/deviceN: a stat array is one family labelled by device, pool and
- * stat; a single stat the same without pool; a plain counter one family
+ * stats/deviceN: a stat array's current and peak are one gauge family
+ * labelled by device, pool and stat, its allocated and freed totals two
+ * counters (NAME_allocated_total, NAME_freed_total) labelled by device and
+ * pool; a single stat the same without pool; a plain counter one family
  * per name. All samples of a family are one group, as the format requires.
  */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "report.h"
@@ -25,11 +28,9 @@ static int64_t field_of(const struct npa_stat *st, int field)
 	return v[field];
 }
 
-/*
- * current and peak are levels; allocated and freed are sums that
- * reset_accumulated_stats sets back to 0. One family holds all four, so it
- * is a gauge: a counter must never go down.
- */
+/* current and peak are levels; allocated and freed are running totals. */
+enum { LEVELS = 2, FIELDS = 4 };
+
 static void family_head(struct sbuf *out, const char *name, const char *suffix,
 			const char *type, const char *what)
 {
@@ -38,32 +39,47 @@ static void family_head(struct sbuf *out, const char *name, const char *suffix,
 	sbuf_printf(out, "# TYPE " PROM_PREFIX "%s%s %s\n", name, suffix, type);
 }
 
-static void put_array(struct sbuf *out, const char *name, const struct npa_stats *stats,
-		      size_t offset, int ndev)
+static const struct npa_stat *stat_at(const struct npa_stats *stats, int d, size_t offset)
 {
-	family_head(out, name, "", "gauge", ".POOL.STAT");
-	for (int d = 0; d < ndev; d++) {
-		const struct npa_stat *arr =
-			(const struct npa_stat *)((const char *)&stats[d] + offset);
-		for (int t = 0; t < NPA_STAT_TYPES; t++)
-			for (int f = 0; f < 4; f++)
-				sbuf_printf(out,
-					    PROM_PREFIX "%s{device=\"%d\",pool=\"%s\",stat=\"%s\"} %" PRId64 "\n",
-					    name, d, pool_names[t], field_names[f],
-					    field_of(&arr[t], f));
-	}
+	return (const struct npa_stat *)((const char *)&stats[d] + offset);
 }
 
-static void put_single(struct sbuf *out, const char *name, const struct npa_stats *stats,
-		       size_t offset, int ndev)
+/* Labels of one sample: the device, and the pool of an array's element. */
+static void labels(char *buf, size_t len, int d, int pool)
 {
-	family_head(out, name, "", "gauge", ".STAT");
-	for (int d = 0; d < ndev; d++) {
-		const struct npa_stat *st =
-			(const struct npa_stat *)((const char *)&stats[d] + offset);
-		for (int f = 0; f < 4; f++)
-			sbuf_printf(out, PROM_PREFIX "%s{device=\"%d\",stat=\"%s\"} %" PRId64 "\n",
-				    name, d, field_names[f], field_of(st, f));
+	if (pool < 0)
+		snprintf(buf, len, "device=\"%d\"", d);
+	else
+		snprintf(buf, len, "device=\"%d\",pool=\"%s\"", d, pool_names[pool]);
+}
+
+/* The levels as one gauge family labelled by stat; each running total as
+ * a counter of its own (a counter only goes down when
+ * reset_accumulated_stats restarts it, which Prometheus reads as a reset). */
+static void put_stats(struct sbuf *out, const char *name, const struct npa_stats *stats,
+		      size_t offset, int ndev, int npools)
+{
+	char lab[64];
+
+	family_head(out, name, "", "gauge", npools ? ".POOL.STAT" : ".STAT");
+	for (int d = 0; d < ndev; d++)
+		for (int t = 0; t < (npools ? npools : 1); t++)
+			for (int f = 0; f < LEVELS; f++) {
+				labels(lab, sizeof(lab), d, npools ? t : -1);
+				sbuf_printf(out, PROM_PREFIX "%s{%s,stat=\"%s\"} %" PRId64 "\n",
+					    name, lab, field_names[f],
+					    field_of(&stat_at(stats, d, offset)[t], f));
+			}
+	for (int f = LEVELS; f < FIELDS; f++) {
+		char suffix[32];
+		snprintf(suffix, sizeof(suffix), "_%s_total", field_names[f]);
+		family_head(out, name, suffix, "counter", npools ? ".POOL." : ".");
+		for (int d = 0; d < ndev; d++)
+			for (int t = 0; t < (npools ? npools : 1); t++) {
+				labels(lab, sizeof(lab), d, npools ? t : -1);
+				sbuf_printf(out, PROM_PREFIX "%s%s{%s} %" PRId64 "\n", name, suffix,
+					    lab, field_of(&stat_at(stats, d, offset)[t], f));
+			}
 	}
 }
 
@@ -88,7 +104,8 @@ int report_prometheus(struct sbuf *out, const struct npa_stats *stats, int devic
 		      const struct npa_flavor *fl)
 {
 #define NPA_X(name)                                                            \
-	put_array(out, #name, stats, offsetof(struct npa_stats, name), device_count);
+	put_stats(out, #name, stats, offsetof(struct npa_stats, name), device_count,  \
+		  NPA_STAT_TYPES);
 	NPA_STAT_ARRAYS(NPA_X)
 #undef NPA_X
 #define NPA_X(name)                                                            \
@@ -96,7 +113,7 @@ int report_prometheus(struct sbuf *out, const struct npa_stats *stats, int devic
 	NPA_STAT_SCALARS(NPA_X)
 #undef NPA_X
 #define NPA_X(name)                                                            \
-	put_single(out, #name, stats, offsetof(struct npa_stats, name), device_count);
+	put_stats(out, #name, stats, offsetof(struct npa_stats, name), device_count, 0);
 	NPA_STAT_SINGLES(NPA_X)
 #undef NPA_X
 	return out->error;

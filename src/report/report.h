@@ -15,6 +15,7 @@
 
 #include "alloc/alloc_conf.h"
 #include "alloc/flavor.h"
+#include "alloc/host_allocator.h"
 #include "alloc/mempool.h"
 #include "base/sbuf.h"
 #include "alloc/snapshot.h"
@@ -44,13 +45,37 @@ int report_summary(struct sbuf *out, const struct npa_stats *s,
 int report_snapshot_json(struct sbuf *out, const struct npa_snapshot *snap);
 
 /*
+ * The segments of snapshot `snap` (one device's) as an SVG picture: a row
+ * a segment drawn to one scale, each block a <rect class="block"> with
+ * data-bytes and data-state ("allocated", "pending free", "inactive split"
+ * or "free", coloured so), labelled by size where it is wide enough, inside
+ * a <g class="segment"> with the segment's data-bytes.
+ */
+int report_snapshot_svg(struct sbuf *out, const struct npa_snapshot *snap, int device);
+
+/* One reading of a device's byte stats (all pools, current). */
+struct report_sample {
+	int64_t time_ms;    /* any clock, increasing */
+	int64_t allocated, reserved, active;
+};
+
+/*
+ * Readings s[0..n-1], oldest first, as an SVG chart of allocated, active
+ * and reserved bytes over time (the x axis in seconds before the last
+ * reading): one <polyline class="SERIES"> a series.
+ */
+int report_history_svg(struct sbuf *out, const struct report_sample *s, size_t n,
+		       int device);
+
+/*
  * Every device's memory_stats() in Prometheus text format (stats[0..n-1]
  * are devices 0..n-1): per stat, "# HELP" and "# TYPE" then one sample a
  * device, pool and field, e.g.
  *   npumemfs_allocated_bytes{device="0",pool="all",stat="current"} 1024
- * Stat arrays and single stats are gauges (the accumulated fields can be
- * reset); the num_* counters are counters named ..._total; max_split_size
- * is a gauge. Keys are the flavor's, as report_stats_flat's.
+ * The current and peak of stat arrays and single stats are gauges; their
+ * allocated and freed totals are counters NAME_allocated_total and
+ * NAME_freed_total (labelled by device and pool); the num_* counters are
+ * counters named ..._total; max_split_size is a gauge. Keys are the flavor's, as report_stats_flat's.
  */
 int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
 		      int device_count, const struct npa_flavor *fl);
@@ -112,5 +137,15 @@ int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_
  */
 int report_prometheus_pools(struct sbuf *out, const struct npa_pool_info *const *pools,
 			    const size_t *npools, int device_count);
+
+/* host_memory_stats(): 28 "key value" lines sorted by key, or nested JSON. */
+int report_host_stats_flat(struct sbuf *out, const struct npa_host_stats *s);
+int report_host_stats_json(struct sbuf *out, const struct npa_host_stats *s);
+/* The pinned blocks, a header then one line each: address, size,
+ * requested, pool, state (allocated, pending, free, unmapped), pending
+ * events, streams that used it, allocated during a capture. */
+int report_host_blocks(struct sbuf *out, const struct npa_host_block_info *b, size_t n);
+/* The host allocator's private pools, a header then one line each. */
+int report_host_pools(struct sbuf *out, const struct npa_host_pool_info *p, size_t n);
 
 #endif /* NPUMEMFS_REPORT_H */

@@ -14,11 +14,12 @@
 /* Addresses, sizes and microsecond times all fit jansson's signed 64 bits. */
 static json_t *entry_json(const struct npa_trace_entry *e)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:I, s:I, s:I, s:[I,I], s:I}",
 			 "action", npa_trace_action_name(e->action),
 			 e->action == NPA_TRACE_OOM ? "device_free" : "addr", (json_int_t)e->addr,
 			 "size", (json_int_t)e->size,
 			 "stream", (json_int_t)e->stream,
+			 "pool_id", (json_int_t)e->pool_id[0], (json_int_t)e->pool_id[1],
 			 "time_us", (json_int_t)e->time_us);
 }
 

@@ -30,6 +30,7 @@ void npusim_config_default(struct npusim_config *cfg, int count, uint64_t capaci
 		cfg->device[i].capacity = capacity;
 		cfg->device[i].page_size = 2u << 20;
 	}
+	cfg->host.capacity = NPUSIM_HOST_DEFAULT_CAPACITY;
 }
 
 static bool device_config_ok(const struct npusim_device_config *c)
@@ -47,7 +48,8 @@ static bool config_ok(const struct npusim_config *cfg)
 	for (int i = 0; i < cfg->device_count; i++)
 		if (!device_config_ok(&cfg->device[i]))
 			return false;
-	return true;
+	/* 0 is the default; else at least one host page. */
+	return cfg->host.capacity == 0 || cfg->host.capacity >= NPUSIM_HOST_PAGE;
 }
 
 /* Reserve npages * page_size bytes aligned to page_size: map one page more
@@ -125,6 +127,8 @@ int npusim_init(const struct npusim_config *cfg)
 		if (rc < 0)
 			break;
 	}
+	if (rc == 0)
+		rc = sim_host_open(&cfg->host);
 	if (rc < 0) {
 		while (i-- > 0)
 			device_close(&sim.device[i]);
@@ -149,11 +153,13 @@ void npusim_shutdown(void)
 		goto out;
 	atomic_store(&sim.up, false);
 	sim_vm_reset();
+	sim_allocators_reset();
 	sim_sched_reset();
 	for (int i = 0; i < sim.ndev; i++) {
 		leaked += sim.device[i].ctr.used;
 		device_close(&sim.device[i]);
 	}
+	sim_host_close();
 	sim.ndev = 0;
 	sim.last_leaked = leaked;
 out:

@@ -23,24 +23,27 @@ struct vm_phys *vm_phys_find(void *handle)
 	return ph;
 }
 
-int vm_phys_fd(const struct vm_phys *ph, uint64_t *offset)
+uint64_t vm_phys_page(const struct vm_phys *ph)
 {
-	const struct sim_device *d = &sim.device[ph->device];
-
-	*offset = ph->pages->start * d->page_size;
-	return d->phys_fd;
+	return ph->device < 0 ? sim.host.page_size : sim.device[ph->device].page_size;
 }
 
-static int open_phys(struct sim_device *d)
+int vm_phys_fd(const struct vm_phys *ph, uint64_t *offset)
 {
-	if (d->phys_fd >= 0)
+	*offset = ph->pages->start * vm_phys_page(ph);
+	return ph->device < 0 ? sim.host.phys_fd : sim.device[ph->device].phys_fd;
+}
+
+int sim_phys_open(int *fd, uint64_t bytes)
+{
+	if (*fd >= 0)
 		return 0;
-	d->phys_fd = memfd_create("npusim-physical", MFD_CLOEXEC);
-	if (d->phys_fd < 0)
+	*fd = memfd_create("npusim-physical", MFD_CLOEXEC);
+	if (*fd < 0)
 		return -1;
-	if (ftruncate(d->phys_fd, (off_t)(d->npages * d->page_size)) < 0) {
-		close(d->phys_fd);
-		d->phys_fd = -1;
+	if (ftruncate(*fd, (off_t)bytes) < 0) {
+		close(*fd);
+		*fd = -1;
 		return -1;
 	}
 	return 0;
@@ -56,7 +59,7 @@ static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phy
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	if (npages > d->npages || d->ctr.used + bytes > d->npages * d->page_size)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	if (open_phys(d) < 0)
+	if (sim_phys_open(&d->phys_fd, d->npages * d->page_size) < 0)
 		return ACL_ERROR_BAD_ALLOC;
 	if (extent_map_alloc(&d->phys, npages, &ph->pages) < 0)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -67,20 +70,42 @@ static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phy
 	return ACL_SUCCESS;
 }
 
+static bool on_host(const aclrtPhysicalMemProp *prop)
+{
+	return prop->location.type == ACL_MEM_LOCATION_TYPE_HOST;
+}
+
+/* The host has one location, id 0. */
 static aclError check_prop(const aclrtPhysicalMemProp *prop)
 {
-	if (!prop || prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+	if (!prop)
+		return ACL_ERROR_INVALID_PARAM;
+	if (on_host(prop))
+		return prop->location.id == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	if (prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
 		return ACL_ERROR_INVALID_PARAM;
 	if (prop->location.id >= (uint32_t)sim.ndev)
 		return ACL_ERROR_INVALID_DEVICE;
 	return ACL_SUCCESS;
 }
 
+static aclError take_device_physical(struct vm_phys *ph, size_t size)
+{
+	struct sim_device *d = &sim.device[ph->device];
+	aclError rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = take_physical(d, size, ph);
+	if (rc != ACL_SUCCESS)
+		d->ctr.physical_failures++;
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 			     const aclrtPhysicalMemProp *prop, uint64_t flags)
 {
 	struct vm_phys *ph;
-	struct sim_device *d;
 	aclError rc;
 
 	(void)flags;
@@ -95,14 +120,9 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 	if (!ph)
 		return ACL_ERROR_BAD_ALLOC;
 	ph->self = ph;
-	ph->device = (int)prop->location.id;
-	d = &sim.device[ph->device];
+	ph->device = on_host(prop) ? -1 : (int)prop->location.id;
 	pthread_mutex_lock(&sim.vm_lock);
-	pthread_mutex_lock(&d->lock);
-	rc = take_physical(d, size, ph);
-	if (rc != ACL_SUCCESS)
-		d->ctr.physical_failures++;
-	pthread_mutex_unlock(&d->lock);
+	rc = ph->device < 0 ? sim_host_take_physical(ph, size) : take_device_physical(ph, size);
 	if (rc == ACL_SUCCESS)
 		HASH_ADD_PTR(sim.vm.handles, self, ph);
 	pthread_mutex_unlock(&sim.vm_lock);
@@ -130,6 +150,12 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 		return ACL_ERROR_INVALID_PARAM;
 	}
 	HASH_DEL(sim.vm.handles, ph);
+	if (ph->device < 0) {
+		sim_host_free_physical(ph);
+		pthread_mutex_unlock(&sim.vm_lock);
+		free(ph);
+		return ACL_SUCCESS;
+	}
 	d = &sim.device[ph->device];
 	pthread_mutex_lock(&d->lock);
 	/* Give the RAM back; the next handle on these pages starts zeroed. */
@@ -158,6 +184,7 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 		return ACL_ERROR_INVALID_PARAM;
 	rc = check_prop(prop);
 	if (rc == ACL_SUCCESS)
-		*granularity = sim.device[prop->location.id].page_size;
+		*granularity = on_host(prop) ? sim.host.page_size
+					     : sim.device[prop->location.id].page_size;
 	return rc;
 }

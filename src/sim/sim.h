@@ -4,10 +4,11 @@
  * There is one simulated machine per process, as there is one ACL runtime:
  * the state is a single object, `sim`. Locks, and what they cover:
  *   device[i].lock  that device's memory, counters and fault settings
+ *   host.lock       pinned host memory, its counters and fault setting
  *   sched_lock      the virtual clock, streams, events, captures and models
  *   vm_lock         address reservations, mappings and physical handles
  *   events.lock     creating and destroying events
- * Lock order: vm_lock before a device lock; sched_lock and events.lock are
+ * Lock order: vm_lock before a device lock or host.lock; sched_lock and events.lock are
  * never nested.
  * Event queries take no lock: they read the clock, an event and its
  * stream's open_ended, which are atomic for that reason.
@@ -76,11 +77,30 @@ struct sim_device {
 	struct sim_stream default_stream;
 };
 
+struct sim_host_block;
+
+/* Pinned host memory: aclrtMallocHost blocks, and host physical pages in
+ * a memfd of its own (page i at offset i * page_size). */
+struct sim_host {
+	pthread_mutex_t lock;
+	uint64_t capacity;
+	uint64_t page_size;
+	_Atomic uint64_t malloc_latency_us;
+	_Atomic uint64_t free_latency_us;
+	struct sim_host_block *blocks; /* by address */
+	struct extent_map phys;
+	bool phys_ready;
+	int phys_fd;
+	struct sim_fault malloc_fault;
+	struct npusim_host_counters ctr;
+};
+
 struct sim_state {
 	atomic_bool up;
 	atomic_uint generation; /* bumped by each init: resets the current device */
 	int ndev;
 	struct sim_device device[NPUSIM_MAX_DEVICES];
+	struct sim_host host;
 
 	pthread_mutex_t sched_lock;
 	_Atomic uint64_t now;  /* written under sched_lock only */
@@ -112,12 +132,24 @@ aclError sim_copy_check(void *dst, size_t destMax, const void *src, size_t count
 int sim_vm_device_of(const void *p);
 
 void sim_account_alloc(struct sim_device *d, uint64_t bytes);
+/* host.c: bring the host memory up and down; charge host bytes (under host.lock). */
+int sim_host_open(const struct npusim_host_config *c);
+void sim_host_close(void);
+bool sim_host_take(uint64_t bytes);
+void sim_host_give(uint64_t bytes);
+/* Under vm_lock: host pages for a physical handle, and their return. */
+struct vm_phys;
+aclError sim_host_take_physical(struct vm_phys *ph, uint64_t size);
+void sim_host_free_physical(struct vm_phys *ph);
+/* physical.c: a sparse memfd of `bytes` for physical pages, made once. */
+int sim_phys_open(int *fd, uint64_t bytes);
 void sim_account_free(struct sim_device *d, uint64_t bytes);
 
 /* Teardown hooks run by npusim_shutdown. */
 void sim_sched_reset(void);
 void sim_models_reset(void);
 void sim_vm_reset(void);
+void sim_allocators_reset(void);
 
 uint64_t sim_monotonic_ns(void);
 /* Spend `us` microseconds of real time (the simulated driver cost). */

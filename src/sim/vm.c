@@ -155,7 +155,7 @@ static bool range_unmapped(struct vm_reservation *r, char *addr, uint64_t size)
 static bool map_args_ok(struct vm_reservation *r, char *addr, uint64_t size,
 			uint64_t offset, const struct vm_phys *ph)
 {
-	uint64_t page = sim.device[ph->device].page_size;
+	uint64_t page = vm_phys_page(ph);
 
 	if (!r || size == 0 || size % page || offset % page || (uintptr_t)addr % page)
 		return false;
@@ -248,13 +248,14 @@ bool sim_vm_range_mapped(const void *p, size_t n)
 	r = reservation_holding(p);
 	if (r && n <= (uint64_t)(r->base + r->size - (const char *)p))
 		m = mapping_holding(r, p);
-	while (m && m->addr + m->size < end) {
+	/* Host pages mapped into a reservation are host memory, not device. */
+	while (m && m->phys->device >= 0 && m->addr + m->size < end) {
 		struct vm_mapping *next = RB_NEXT(vm_mapping_tree, &r->maps, m);
 
 		m = next && next->addr == m->addr + m->size ? next : NULL;
 	}
 	pthread_mutex_unlock(&sim.vm_lock);
-	return m != NULL;
+	return m != NULL && m->phys->device >= 0;
 }
 
 int sim_vm_device_of(const void *p)

@@ -13,8 +13,8 @@ struct extent;
 
 struct vm_phys {
 	struct vm_phys *self;  /* hash key: the handle is the address */
-	int device;
-	struct extent *pages;  /* in the device's physical page space */
+	int device;            /* -1: host pages (sim.host.phys) */
+	struct extent *pages;  /* in the device's (or host's) physical page space */
 	uint64_t size;
 	unsigned maps;         /* live mappings of this handle */
 	UT_hash_handle hh;
@@ -47,5 +47,7 @@ struct sim_vm {
 struct vm_phys *vm_phys_find(void *handle);
 /* The fd and byte offset at which a handle's memory lives. */
 int vm_phys_fd(const struct vm_phys *ph, uint64_t *offset);
+/* The page size of the memory a handle holds. */
+uint64_t vm_phys_page(const struct vm_phys *ph);
 
 #endif /* NPUSIM_VM_H */

@@ -133,7 +133,7 @@ static int set_size(struct load *ld, void *field, const char *v)
 
 	if (npa_parse_size(v, &n) || n == 0)
 		return fail(ld, -EINVAL,
-			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB)", v);
+			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)", v);
 	*(uint64_t *)field = n;
 	return 1;
 }
@@ -145,6 +145,17 @@ static int set_page_size(struct load *ld, void *field, const char *v)
 	if (npa_parse_size(v, &n) || n < 4096 || (n & (n - 1)))
 		return fail(ld, -EINVAL,
 			    "page_size: '%s' is not a power of two of at least 4KiB", v);
+	*(uint64_t *)field = n;
+	return 1;
+}
+
+/* Host physical pages are 2 MiB: less could hold none. */
+static int set_host_capacity(struct load *ld, void *field, const char *v)
+{
+	uint64_t n;
+
+	if (npa_parse_size(v, &n) || n < 2 * MiB)
+		return fail(ld, -EINVAL, "capacity: '%s' is not a size of at least 2MiB", v);
 	*(uint64_t *)field = n;
 	return 1;
 }
@@ -248,6 +259,9 @@ static const struct key keys[] = {
 	KEY("device", "page_size", page_size, set_page_size),
 	KEY("device", "malloc_latency_us", malloc_latency_us, set_micros),
 	KEY("device", "free_latency_us", free_latency_us, set_micros),
+	KEY("host", "capacity", host_capacity, set_host_capacity),
+	KEY("host", "malloc_latency_us", host_malloc_latency_us, set_micros),
+	KEY("host", "free_latency_us", host_free_latency_us, set_micros),
 	KEY("allocator", "alloc_conf", alloc_conf, set_alloc_conf),
 	KEY("allocator", "plugin_dirs", plugin_dirs, set_plugin_dirs),
 	KEY("fs", "allow_other", allow_other, set_bool),
@@ -257,7 +271,7 @@ static const struct key keys[] = {
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const sections[] = { "device", "allocator", "fs", "workload" };
+static const char *const sections[] = { "device", "host", "allocator", "fs", "workload" };
 
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
@@ -322,6 +336,7 @@ void nmfs_config_default(struct nmfs_config *cfg)
 	cfg->flavor = &npa_flavor_npu;
 	cfg->capacity = 32 * GiB;
 	cfg->page_size = 2 * MiB;
+	cfg->host_capacity = 64 * GiB;
 }
 
 static void set_dir(struct load *ld, const char *path)
@@ -406,6 +421,11 @@ int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out)
 	sbuf_printf(out, "malloc_latency_us = %llu\nfree_latency_us = %llu\n",
 		    (unsigned long long)cfg->malloc_latency_us,
 		    (unsigned long long)cfg->free_latency_us);
+	sbuf_puts(out, "\n[host]\n");
+	format_size(out, "capacity", cfg->host_capacity);
+	sbuf_printf(out, "malloc_latency_us = %llu\nfree_latency_us = %llu\n",
+		    (unsigned long long)cfg->host_malloc_latency_us,
+		    (unsigned long long)cfg->host_free_latency_us);
 	sbuf_printf(out, "\n[allocator]\nalloc_conf = %s\nplugin_dirs = %s\n",
 		    cfg->alloc_conf, cfg->plugin_dirs);
 	sbuf_printf(out, "\n[fs]\nallow_other = %s\n",

@@ -3,6 +3,7 @@
  *
  *     [device]    count, flavor (npu|cuda), capacity, page_size,
  *                 malloc_latency_us, free_latency_us
+ *     [host]      capacity (pinned host memory), malloc_latency_us, free_latency_us
  *     [allocator] alloc_conf (PYTORCH_NPU_ALLOC_CONF syntax), plugin_dirs
  *     [fs]        allow_other
  *     [workload]  replay (trace path, relative to the ini's folder), loop
@@ -30,6 +31,9 @@ struct nmfs_config {
 	uint64_t page_size;
 	uint64_t malloc_latency_us;
 	uint64_t free_latency_us;
+	uint64_t host_capacity;     /* pinned host memory of the machine */
+	uint64_t host_malloc_latency_us;
+	uint64_t host_free_latency_us;
 	char alloc_conf[512];
 	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders (relative
 				     * ones in the ini are taken from its folder) */

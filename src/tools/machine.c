@@ -22,6 +22,9 @@ int machine_start(const struct nmfs_config *cfg, char *err, size_t errlen)
 		sim.device[i].malloc_latency_us = cfg->malloc_latency_us;
 		sim.device[i].free_latency_us = cfg->free_latency_us;
 	}
+	sim.host.capacity = cfg->host_capacity;
+	sim.host.malloc_latency_us = cfg->host_malloc_latency_us;
+	sim.host.free_latency_us = cfg->host_free_latency_us;
 	int rc = npusim_init(&sim);
 	if (rc)
 		snprintf(err, errlen, "cannot start the simulated NPU: %s",

@@ -2,7 +2,7 @@
  * npumem_gentrace.c - write a synthetic allocation trace.
  *
  *     npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]
- *                     [--batches LO..HI|A,B,...] [--share-pool yes|no]
+ *                     [--batches LO..HI|A,B,...] [--share-pool yes|no] [--graphs yes|no]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +20,7 @@
 static const char usage[] =
 	"Usage: npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]\n"
 	"                       [--batches LO..HI|A,B,...] [--share-pool yes|no]\n"
+	"                       [--graphs yes|no]\n"
 	"Write a synthetic allocation trace (the npumem-replay format).\n"
 	"\n"
 	"KIND:\n"
@@ -35,6 +36,8 @@ static const char usage[] =
 	"  --out FILE  write to FILE instead of standard output\n"
 	"  --batches LO..HI|A,B,...  decode-graphs' capture sizes: vLLM's (1, 2, 4, then\n"
 	"              multiples of 8) from LO to HI, or these (default 1..256)\n"
+	"  --graphs yes|no  decode-graphs: capture graphs (default yes) or decode\n"
+	"              eagerly, each step's layers on the default stream (the baseline)\n"
 	"  --share-pool yes|no  decode-graphs: one pool for every graph (default yes,\n"
 	"              as vLLM) or a pool each\n"
 	"  --help      show this text\n"
@@ -93,6 +96,7 @@ int main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "batches", required_argument, NULL, 'b' },
 		{ "share-pool", required_argument, NULL, 'S' },
+		{ "graphs", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -126,9 +130,11 @@ int main(int argc, char **argv)
 			decode_options = true;
 			break;
 		case 'S':
+		case 'g':
 			if (strcmp(optarg, "yes") != 0 && strcmp(optarg, "no") != 0)
-				return usage_error("bad share-pool '%s' (yes or no)", optarg);
-			opt.own_pools = strcmp(optarg, "no") == 0;
+				return usage_error("bad %s '%s' (yes or no)",
+						   c == 'S' ? "share-pool" : "graphs", optarg);
+			*(c == 'S' ? &opt.own_pools : &opt.no_graphs) = strcmp(optarg, "no") == 0;
 			decode_options = true;
 			break;
 		case 'h':
@@ -146,6 +152,9 @@ int main(int argc, char **argv)
 	if (wl_gen_kind_find(argv[optind], &kind) != 0)
 		return usage_error("unknown kind '%s' (%s)", argv[optind], KINDS);
 	if (decode_options && kind != WL_GEN_DECODE_GRAPHS)
-		return usage_error("--batches and --share-pool are decode-graphs options");
+		return usage_error("--batches, --share-pool and --graphs are decode-graphs "
+				   "options");
+	if (opt.no_graphs && opt.own_pools)
+		return usage_error("--share-pool needs graphs (--graphs no captures none)");
 	return write_trace(kind, &opt, out);
 }

@@ -32,9 +32,7 @@ static void usage(const char *prog)
 	printf("usage: %s [--config FILE] [FUSE options] MOUNTPOINT\n\n"
 	       "A PyTorch/torch_npu caching allocator on a simulated NPU, shown as files.\n\n"
 	       "    --config FILE   ini file (see conf/npumemfs.ini); built-in defaults\n"
-	       "                    without it: 1 npu device of 32GiB, no latency\n"
-	       "    -h, --help      this text\n"
-	       "    -V, --version   version\n\n",
+	       "                    without it: 1 npu device of 32GiB, no latency\n\n",
 	       prog);
 }
 
@@ -93,6 +91,37 @@ static int check_stale(const char *mnt)
 		"clear it with: fusermount3 -u %s\n",
 		mnt, mnt);
 	return -ENOTCONN;
+}
+
+/*
+ * A second daemon on a mounted npumemfs would stack on top of the first and
+ * hide it: refuse, naming the mount that is there. Mount points in
+ * mountinfo are absolute, with blanks escaped (\040), which realpath
+ * names never are.
+ */
+static int check_mounted(const char *mnt)
+{
+	char real[PATH_MAX], line[4096], point[PATH_MAX], type[256], source[PATH_MAX];
+	FILE *f;
+	int rc = 0;
+
+	if (!mnt || !realpath(mnt, real) || !(f = fopen("/proc/self/mountinfo", "r")))
+		return 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(dash + 3, "%255s %4095s", type, source) != 2)
+			continue;
+		if (strcmp(point, real) == 0 && strcmp(type, "fuse.npumemfs") == 0)
+			rc = -EBUSY;
+	}
+	fclose(f);
+	if (rc)
+		fprintf(stderr,
+			"npumemfs: %s is already mounted (%s on %s type %s): another npumemfs "
+			"serves it; unmount it first with: fusermount3 -u %s\n",
+			mnt, source, real, type, mnt);
+	return rc;
 }
 
 static int load_config(const struct cli *cli, struct nmfs_config *cfg)
@@ -157,8 +186,8 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 	if (fuse_daemonize(opts->foreground) ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)))
 		goto out_unmount;
-	if (daemon_start_replay(d, err, sizeof(err)))
-		dlog_printf(&d->log, "start-up replay not started: %s", err);
+	if (daemon_start_threads(d, err, sizeof(err)))
+		dlog_printf(&d->log, "%s", err);
 	dlog_printf(&d->log, "mounted on %s", opts->mountpoint);
 	int loop = run_loop(fuse, opts);
 	/* A positive value is the signal that ended the loop: a clean exit. */
@@ -190,6 +219,7 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 		const struct nmfs_options opt = {
 			.flavor = cfg->flavor,
 			.device_count = cfg->device_count,
+			.host_capacity = cfg->host_capacity,
 			.alloc_conf = cfg->alloc_conf,
 			.plugin_dirs = cfg->plugin_dirs,
 			.replay = cfg->replay,
@@ -259,7 +289,8 @@ int main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	if (check_stale(find_mountpoint(&cli)) || load_config(&cli, &cfg))
+	if (check_stale(find_mountpoint(&cli)) || check_mounted(find_mountpoint(&cli)) ||
+	    load_config(&cli, &cfg))
 		goto out;
 	rc = start(&cli, &cfg);
 out:

@@ -15,7 +15,8 @@
  *     fits it is replayed, and the logits and sampling temporaries are
  *     allocated outside the graph.
  * The trace ends while serving, graphs alive, so a replay's report shows
- * what they hold.
+ * what they hold. Without graphs (the eager baseline) each decode step runs
+ * the layers for its own batch on the default stream instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct decode {
 	const struct wl_gen_options *opt;
 	unsigned next_id;
 	unsigned max_batch;
+	int stream;          /* of the forward pass: the capture's, or 0 eager */
 };
 
 static unsigned alloc_on(struct decode *g, uint64_t size, int stream)
@@ -85,42 +87,48 @@ static void create_weights(struct decode *g)
 static unsigned layer_forward(struct decode *g, uint64_t batch, unsigned hidden)
 {
 	uint64_t act = batch * HIDDEN * FP16;
-	unsigned norm = alloc_on(g, act, CAPTURE_STREAM);
-	unsigned qkv = alloc_on(g, batch * (HIDDEN + 2 * KV_DIM) * FP16, CAPTURE_STREAM);
-	unsigned attn = alloc_on(g, act, CAPTURE_STREAM);
-	unsigned o = alloc_on(g, act, CAPTURE_STREAM);
+	unsigned norm = alloc_on(g, act, g->stream);
+	unsigned qkv = alloc_on(g, batch * (HIDDEN + 2 * KV_DIM) * FP16, g->stream);
+	unsigned attn = alloc_on(g, act, g->stream);
+	unsigned o = alloc_on(g, act, g->stream);
 
 	release(g, qkv);
 	release(g, norm);
 	release(g, attn);
-	unsigned residual = alloc_on(g, act, CAPTURE_STREAM);
+	unsigned residual = alloc_on(g, act, g->stream);
 	release(g, o);
 	release(g, hidden);
-	norm = alloc_on(g, act, CAPTURE_STREAM);
-	unsigned gate_up = alloc_on(g, batch * 2 * INTERMEDIATE * FP16, CAPTURE_STREAM);
-	unsigned mlp = alloc_on(g, batch * INTERMEDIATE * FP16, CAPTURE_STREAM);
+	norm = alloc_on(g, act, g->stream);
+	unsigned gate_up = alloc_on(g, batch * 2 * INTERMEDIATE * FP16, g->stream);
+	unsigned mlp = alloc_on(g, batch * INTERMEDIATE * FP16, g->stream);
 	release(g, gate_up);
 	release(g, norm);
-	unsigned down = alloc_on(g, act, CAPTURE_STREAM);
+	unsigned down = alloc_on(g, act, g->stream);
 	release(g, mlp);
-	unsigned next = alloc_on(g, act, CAPTURE_STREAM);
+	unsigned next = alloc_on(g, act, g->stream);
 	release(g, down);
 	release(g, residual);
 	return next;
 }
 
-/* The graph for `batch`: its output hidden states outlive the capture. */
-static void capture(struct decode *g, unsigned batch)
+/* The layers for `batch` tokens: the output hidden states outlive them. */
+static unsigned forward(struct decode *g, unsigned batch)
 {
-	unsigned hidden;
+	unsigned hidden = alloc_on(g, (uint64_t)batch * HIDDEN * FP16, g->stream);
 
-	fprintf(g->out, "# capture batch %u\ncapture_begin %d%s graph=b%u\n", batch,
-		CAPTURE_STREAM, g->opt->own_pools ? "" : " pool=graphs", batch);
-	hidden = alloc_on(g, (uint64_t)batch * HIDDEN * FP16, CAPTURE_STREAM);
 	for (int l = 0; l < LAYERS; l++)
 		hidden = layer_forward(g, batch, hidden);
-	alloc_on(g, (uint64_t)batch * HIDDEN * FP16, CAPTURE_STREAM); /* final norm */
+	unsigned out = alloc_on(g, (uint64_t)batch * HIDDEN * FP16, g->stream); /* final norm */
 	release(g, hidden);
+	return out;
+}
+
+/* The graph for `batch`: its output stays live, held by the graph. */
+static void capture(struct decode *g, unsigned batch)
+{
+	fprintf(g->out, "# capture batch %u\ncapture_begin %d%s graph=b%u\n", batch,
+		CAPTURE_STREAM, g->opt->own_pools ? "" : " pool=graphs", batch);
+	forward(g, batch);
 	fprintf(g->out, "capture_end %d\n", CAPTURE_STREAM);
 }
 
@@ -136,30 +144,40 @@ static unsigned padded(const struct wl_gen_options *opt, unsigned n)
 static void decode_step(struct decode *g, struct gen_rng *rng)
 {
 	unsigned n = (unsigned)rng_range(rng, 1, g->max_batch), batch = padded(g->opt, n);
+	unsigned out = 0;
 
-	fprintf(g->out, "graph_replay b%u\n", batch);
+	if (g->opt->no_graphs)
+		out = forward(g, n);
+	else
+		fprintf(g->out, "graph_replay b%u\n", batch);
 	unsigned logits = alloc_on(g, (uint64_t)n * VOCAB * FP16, 0);
 	unsigned probs = alloc_on(g, (uint64_t)n * VOCAB * FP32, 0);
 	unsigned tokens = alloc_on(g, (uint64_t)n * 8, 0);
 	release(g, probs);
 	release(g, logits);
 	release(g, tokens);
+	if (g->opt->no_graphs)
+		release(g, out);
 }
 
 int gen_decode_graphs(const struct wl_gen_options *given, FILE *out)
 {
 	struct wl_gen_options o = *given;
 	const struct wl_gen_options *opt = &o;
-	struct decode g = { .out = out, .opt = opt };
+	struct decode g = { .out = out, .opt = opt,
+			    .stream = given->no_graphs ? 0 : CAPTURE_STREAM };
 	struct gen_rng rng = { opt->seed };
 
 	if (o.nbatches == 0 && wl_gen_parse_batches(WL_GEN_DEFAULT_BATCHES, &o) != 0)
 		return -EINVAL;
 	g.max_batch = opt->batches[opt->nbatches - 1];
-	fprintf(out, "# batches %u..%u (%u graphs), %s\n", opt->batches[0], g.max_batch,
-		opt->nbatches, opt->own_pools ? "a pool each" : "one shared pool");
+	if (opt->no_graphs)
+		fprintf(out, "# batches up to %u, eager: no graphs\n", g.max_batch);
+	else
+		fprintf(out, "# batches %u..%u (%u graphs), %s\n", opt->batches[0], g.max_batch,
+			opt->nbatches, opt->own_pools ? "a pool each" : "one shared pool");
 	create_weights(&g);
-	for (unsigned i = opt->nbatches; i-- > 0;)
+	for (unsigned i = opt->nbatches; i-- > 0 && !opt->no_graphs;)
 		capture(&g, opt->batches[i]);
 	fprintf(out, "# serving\n");
 	for (unsigned step = 0; step < opt->steps; step++)

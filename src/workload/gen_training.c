@@ -15,6 +15,10 @@
  *     step waits for it (sync 2); the optimizer uses fp32 temporaries;
  *     zero_grad(set_to_none=True) frees the gradients; loss.item() syncs
  *     the compute stream.
+ * The run keeps its weights and optimizer state to the end, as a training
+ * process does: after the first step (which makes Adam's state) comes
+ * loop_start, and every later step frees what it allocates, so a looping
+ * replay repeats steps over the same persistent state.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -251,20 +255,12 @@ static void training_step(struct training *g, unsigned step)
 	fprintf(g->out, "sync %d\n", COMPUTE_STREAM);
 }
 
-static void teardown(struct training *g)
+/* Between steps the batch goes too, so each step ends where it began. */
+static void drop_batch(struct training *g)
 {
-	fprintf(g->out, "# end of training\n");
 	if (g->batch.size)
 		release(g, g->batch);
-	for (int l = 0; g->optimizer_ready && l <= LAYERS; l++) {
-		release(g, g->exp_avg[l]);
-		release(g, g->exp_avg_sq[l]);
-	}
-	for (int l = 0; l < LAYERS; l++)
-		for (int i = 0; i < PARAMS_PER_LAYER; i++)
-			release(g, g->param[l][i]);
-	release(g, g->embedding);
-	fprintf(g->out, "sync\n");
+	g->batch.size = 0;
 }
 
 int gen_training(const struct wl_gen_options *opt, FILE *out)
@@ -277,9 +273,13 @@ int gen_training(const struct wl_gen_options *opt, FILE *out)
 	g->rng.state = opt->seed;
 	g->seq = (SEQ_MIN + SEQ_MAX) / 2;
 	create_parameters(g);
-	for (unsigned step = 0; step < opt->steps; step++)
+	for (unsigned step = 0; step < opt->steps; step++) {
 		training_step(g, step);
-	teardown(g);
+		drop_batch(g);
+		if (step == 0)
+			fprintf(g->out, "# steady state: a looping replay repeats the steps below\n"
+					"loop_start\n");
+	}
 	free(g);
 	return 0;
 }

@@ -42,7 +42,7 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 {
 	if (rc == 0)
 		return 0;
-	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, strerror(-rc));
+	snprintf(r->msg, sizeof(r->msg), "%s failed: %s", what, npa_control_strerror(rc));
 	return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 }
 
@@ -266,25 +266,51 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 	return 0;
 }
 
+/*
+ * The live pointer and the stream of a record_stream or erase_stream line:
+ * 1 when there is nothing to do (the ID's allocation failed, or it is
+ * NULL), 0 with *p and *s set, or an error.
+ */
+static int stream_use_of(struct wl_replay *r, const struct wl_event *ev, void **p,
+			 aclrtStream *s, char *err, size_t errlen)
+{
+	*p = r->ptr[ev->slot];
+	if (*p == OOMED) {
+		r->c.skipped_record_streams++;
+		return 1;
+	}
+	if (*p == NULL)
+		return 1;
+	return wl_replay_stream(r, ev, ev->device, ev->stream, s, err, errlen);
+}
+
 static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 			    char *err, size_t errlen)
 {
-	void *p = r->ptr[ev->slot];
+	void *p;
 	aclrtStream s;
 	aclError e;
-	int rc;
+	int rc = stream_use_of(r, ev, &p, &s, err, errlen);
 
-	if (p == OOMED) {
-		r->c.skipped_record_streams++;
-		return 0;
-	}
-	if (p == NULL)
-		return 0;
-	if ((rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen)) != 0)
-		return rc;
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
+		       err, errlen);
+}
+
+/* No work is launched: erasing says the stream's use of it is over. */
+static int do_erase_stream(struct wl_replay *r, const struct wl_event *ev,
+			   char *err, size_t errlen)
+{
+	void *p;
+	aclrtStream s;
+	int rc = stream_use_of(r, ev, &p, &s, err, errlen);
+
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
+	return refused(r, ev, r->ops->erase_stream(r->ctx, p, s), "erase_stream",
 		       err, errlen);
 }
 
@@ -343,6 +369,8 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return do_record_stream(r, ev, err, errlen);
 	case WL_COMPLETE:
 		return do_complete(r, ev, err, errlen);
+	case WL_ERASE_STREAM:
+		return do_erase_stream(r, ev, err, errlen);
 	case WL_SYNC:
 		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
 				      : sync_stream(r, ev, err, errlen);

@@ -7,11 +7,12 @@
  *     free ID
  *     record_stream ID STREAM
  *     complete ID                            the freed ID's events are done
+ *     erase_stream ID STREAM                 torch_npu.erase_stream(tensor, stream)
  *     sync [STREAM]
  *     empty_cache
  *     reset_peak | reset_accumulated
  *     fraction F [device=D]                  0 <= F <= 1, as upstream allows
- *     capture_begin STREAM [pool=P] [graph=G] [device=D]
+ *     capture_begin STREAM [pool=P] [graph=G] [mode=M] [device=D]
  *     capture_end STREAM
  *     graph_replay G [stream=S]
  *     graph_reset G
@@ -19,6 +20,7 @@
  *     mempool_begin M stream=S
  *     mempool_end M
  *     mempool_release M
+ *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
  * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
  * and pool (P, M) names are any tokens too; pool=P and mempool names share
@@ -39,6 +41,12 @@
  * capture (a bare sync, or sync of the capturing stream); what upstream
  * refuses (capture on stream 0, a second capture of a graph, a second
  * mempool_begin of a pool) stops the replay with upstream's text.
+ *
+ * loop_start marks where a training run's steady state begins: a looping
+ * replay (the mount's workload/replay) runs the lines before it once
+ * (weights, optimizer state, graphs, mempools) and repeats the lines after
+ * it, which must leave live exactly the IDs they found live and may not
+ * make or unmake graphs or mempools. A replay run once ignores it.
  *
  * A whole trace is checked before any of it runs (unknown command, missing,
  * extra or bad field, an ID allocated twice while live, a free or
@@ -80,6 +88,7 @@ enum wl_op {
 	WL_ALLOC,
 	WL_FREE,
 	WL_RECORD_STREAM,
+	WL_ERASE_STREAM,
 	WL_SYNC,
 	WL_EMPTY_CACHE,
 	WL_RESET_PEAK,
@@ -109,7 +118,7 @@ struct wl_event {
 		double fraction;   /* fraction */
 		struct {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
-			uint32_t flags;  /* mempool_create: WL_POOL_* */
+			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin: mode */
 		};
 		/* free, record_stream, complete: 1 + the index of the ID's last
 		 * record_stream before this event since its alloc (complete: before
@@ -139,6 +148,8 @@ struct wl_trace {
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
 	bool has_complete;   /* some complete line: frees keep their events */
+	bool has_loop;       /* a loop_start line */
+	size_t loop_from;    /* the first event after it */
 };
 
 /*
@@ -148,6 +159,10 @@ struct wl_trace {
  */
 /* The longest trace line, newline excluded: a longer one is refused. */
 #define WL_LINE_MAX 4096
+/* The most events a trace may hold: it is held whole in memory (24 bytes
+ * an event), so a runaway file stops at its line instead of the host's
+ * memory. */
+#define WL_EVENTS_MAX 20000000
 
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
 /*
@@ -166,7 +181,7 @@ struct wl_replay_counters {
 	uint64_t frees;
 	uint64_t ooms;          /* allocations refused by the allocator */
 	uint64_t skipped_frees; /* frees of IDs whose allocation failed */
-	uint64_t skipped_record_streams; /* record_stream of such IDs */
+	uint64_t skipped_record_streams; /* record_stream or erase_stream of such IDs */
 	size_t position;        /* index of the next event to run */
 };
 
@@ -183,6 +198,7 @@ struct wl_target_ops {
 	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
 	/* npa_set_stream_number: the trace's number of a stream it made */
 	int (*set_stream_number)(void *ctx, aclrtStream stream, int device, long number);
+	int (*erase_stream)(void *ctx, void *ptr, aclrtStream stream);
 	int (*empty_cache)(void *ctx, int device);          /* -1: all */
 	int (*reset_peak)(void *ctx, int device);           /* -1: all */
 	int (*reset_accumulated)(void *ctx, int device);    /* -1: all */

@@ -13,9 +13,6 @@
 
 #include "replay_impl.h"
 
-/* Every capture is torch.npu.graph's default, capture_error_mode="global". */
-#define CAPTURE_MODE ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
-
 static const char *const pool_op_names[] = {
 	[WL_CAPTURE_BEGIN - WL_CAPTURE_BEGIN] = "capture_begin",
 	[WL_CAPTURE_END - WL_CAPTURE_BEGIN] = "capture_end",
@@ -86,8 +83,8 @@ static int capture_begin(struct wl_replay *r, const struct wl_event *ev, char *e
 	if (ev->pool != WL_NO_POOL)
 		pool = pool_id(r, ev->pool);
 	aclrtSetDevice(ev->device);
-	rc = npa_graph_capture_begin(*g, ev->device, s, pool, CAPTURE_MODE, r->msg,
-				     sizeof(r->msg));
+	rc = npa_graph_capture_begin(*g, ev->device, s, pool, (aclmdlRICaptureMode)ev->flags,
+				     r->msg, sizeof(r->msg));
 	return said(r, ev, rc, err, errlen);
 }
 

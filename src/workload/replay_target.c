@@ -30,6 +30,11 @@ static int npa_t_set_stream_number(void *ctx, aclrtStream stream, int device, lo
 	return npa_set_stream_number(ctx, stream, device, number);
 }
 
+static int npa_t_erase_stream(void *ctx, void *ptr, aclrtStream stream)
+{
+	return npa_erase_stream(ctx, ptr, stream);
+}
+
 static int npa_t_empty_cache(void *ctx, int device)
 {
 	return npa_empty_cache(ctx, device);
@@ -71,6 +76,7 @@ static const struct wl_target_ops npa_ops = {
 	.free = npa_t_free,
 	.record_stream = npa_t_record_stream,
 	.set_stream_number = npa_t_set_stream_number,
+	.erase_stream = npa_t_erase_stream,
 	.empty_cache = npa_t_empty_cache,
 	.reset_peak = npa_t_reset_peak,
 	.reset_accumulated = npa_t_reset_accumulated,
@@ -104,6 +110,11 @@ static int sw_t_record_stream(void *ctx, void *ptr, aclrtStream stream)
 static int sw_t_set_stream_number(void *ctx, aclrtStream stream, int device, long number)
 {
 	return sw_set_stream_number(ctx, stream, device, number);
+}
+
+static int sw_t_erase_stream(void *ctx, void *ptr, aclrtStream stream)
+{
+	return sw_erase_stream(ctx, ptr, stream);
 }
 
 static int sw_t_empty_cache(void *ctx, int device)
@@ -142,6 +153,7 @@ static const struct wl_target_ops sw_ops = {
 	.free = sw_t_free,
 	.record_stream = sw_t_record_stream,
 	.set_stream_number = sw_t_set_stream_number,
+	.erase_stream = sw_t_erase_stream,
 	.empty_cache = sw_t_empty_cache,
 	.reset_peak = sw_t_reset_peak,
 	.reset_accumulated = sw_t_reset_accumulated,

@@ -15,18 +15,25 @@
 #include <uthash.h>
 
 #include <acl/acl_rt.h>
+#include "base/extent_set.h"
 #include "tensor_store.h"
 
 struct tensor {
 	char name[TS_NAME_MAX + 1];
 	void *ptr;      /* NULL while size is 0 */
 	uint64_t size;
+	/* What was ever written: a resize copies only these bytes, so a
+	 * tensor grown by a write far past its end stays sparse. */
+	struct extent_set written;
 	UT_hash_handle hh;
 };
 
-/* Host bytes of a captured copy: each replay of the graph reads them. */
+/* Host bytes of a captured copy: each replay of the graph reads them,
+ * until the runtime destroys the model that recorded the copy. */
 struct staged {
 	struct staged *next;
+	aclmdlRI model;
+	size_t n;
 	char bytes[];
 };
 
@@ -37,7 +44,8 @@ struct tensor_store {
 	aclrtStream stream;     /* NULL: the default stream */
 	pthread_mutex_t lock;
 	struct tensor *table;
-	struct staged *staged;  /* freed with the store, never earlier */
+	struct staged *staged;  /* newest first */
+	size_t staged_bytes;
 };
 
 int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out)
@@ -124,19 +132,74 @@ static int copy_failed(aclError e, const char *call, char *err, size_t errlen)
 	return refused ? -EBUSY : -EIO;
 }
 
+static bool model_destroyed(aclmdlRI model)
+{
+	uint32_t id;
+
+	return aclmdlRIGetId(model, &id) != ACL_SUCCESS;
+}
+
+/* Under ts->lock: the staging of models no replay can run again. */
+static void drop_stale_staging(struct tensor_store *ts)
+{
+	struct staged **pp = &ts->staged;
+
+	while (*pp) {
+		struct staged *s = *pp;
+
+		if (model_destroyed(s->model)) {
+			*pp = s->next;
+			ts->staged_bytes -= s->n;
+			free(s);
+		} else {
+			pp = &s->next;
+		}
+	}
+}
+
+size_t ts_release_staging(struct tensor_store *ts)
+{
+	pthread_mutex_lock(&ts->lock);
+	drop_stale_staging(ts);
+	size_t kept = ts->staged_bytes;
+	pthread_mutex_unlock(&ts->lock);
+	return kept;
+}
+
+/* The runtime knows every device address; a plug-in that hands out host
+ * memory (malloc, posix_memalign) makes tensors nobody can copy. */
+static int not_device_memory(const void *dev, char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen,
+			 "aclrtMemcpy refused %p: not device memory; the allocator that made "
+			 "this tensor returned a pointer that did not come from aclrtMalloc "
+			 "(a plug-in must take device memory through the ACL API)", dev);
+	return -EIO;
+}
+
 /*
  * A copy a capture records reads `src` again at every replay: host bytes
- * are kept in a staging buffer of the store's.
+ * are kept in a staging buffer of the store's while the model lives.
  */
 static int stage(struct tensor_store *ts, const void **src, size_t n,
 		 aclrtMemcpyKind kind)
 {
+	aclmdlRICaptureStatus status;
+	aclmdlRI model = NULL;
+
 	if (kind != ACL_MEMCPY_HOST_TO_DEVICE)
 		return 0;
+	drop_stale_staging(ts);
+	if (aclmdlRICaptureGetInfo(ts->stream, &status, &model) != ACL_SUCCESS)
+		return -EIO;
 	struct staged *s = malloc(sizeof(*s) + n);
 	if (!s)
 		return -ENOMEM;
 	memcpy(s->bytes, *src, n);
+	s->model = model;
+	s->n = n;
+	ts->staged_bytes += n;
 	s->next = ts->staged;
 	ts->staged = s;
 	*src = s->bytes;
@@ -169,6 +232,8 @@ static int copy(struct tensor_store *ts, void *dst, const void *src, size_t n,
 	if (kind != ACL_MEMCPY_DEVICE_TO_HOST && capturing(ts))
 		return copy_captured(ts, dst, src, n, kind, err, errlen);
 	e = aclrtMemcpy(dst, n, src, n, kind);
+	if (e == ACL_ERROR_INVALID_PARAM)
+		return not_device_memory(kind == ACL_MEMCPY_DEVICE_TO_HOST ? src : dst, err, errlen);
 	return e == ACL_SUCCESS ? 0 : copy_failed(e, "aclrtMemcpy", err, errlen);
 }
 
@@ -216,6 +281,23 @@ int ts_size(struct tensor_store *ts, const char *name, uint64_t *size)
 	return t ? 0 : -ENOENT;
 }
 
+/* The written extents below `size` of t's block, into `to`. */
+static int copy_written(struct tensor_store *ts, struct tensor *t, void *to, uint64_t size,
+			char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < t->written.n && rc == 0; i++) {
+		const struct extent *e = &t->written.e[i];
+		uint64_t hi = e->hi < size ? e->hi : size;
+
+		if (e->lo < hi)
+			rc = copy(ts, (char *)to + e->lo, (char *)t->ptr + e->lo,
+				  (size_t)(hi - e->lo), ACL_MEMCPY_DEVICE_TO_DEVICE, err, errlen);
+	}
+	return rc;
+}
+
 /* The old block is freed only once the new one holds the bytes. */
 static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t size,
 			 char *err, size_t errlen)
@@ -230,9 +312,7 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 	rc = block_alloc(ts, (size_t)size, &ptr, err, errlen);
 	if (rc)
 		return rc;
-	uint64_t keep = size < t->size ? size : t->size;
-	rc = copy(ts, ptr, t->ptr, (size_t)keep, ACL_MEMCPY_DEVICE_TO_DEVICE, err,
-		  errlen);
+	rc = copy_written(ts, t, ptr, size, err, errlen);
 	if (rc) {
 		block_free(ts, ptr);
 		return rc;
@@ -241,6 +321,7 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 		block_free(ts, t->ptr);
 	t->ptr = ptr;
 	t->size = size;
+	extent_set_clip(&t->written, size);
 	return 0;
 }
 
@@ -294,6 +375,8 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 		if (rc == 0 && len)
 			rc = copy(ts, (char *)t->ptr + off, buf, len,
 				  ACL_MEMCPY_HOST_TO_DEVICE, err, errlen);
+		if (rc == 0 && len)
+			extent_set_add(&t->written, off, off + len);
 		if (rc == 0)
 			rc = (ssize_t)len;
 	}

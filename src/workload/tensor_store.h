@@ -38,6 +38,10 @@ int ts_new_switch(struct sw *sw, int device, aclrtStream stream,
 		  struct tensor_store **out);
 /* Free every tensor, then the store. */
 void ts_free(struct tensor_store *ts);
+/* Free the host bytes kept for captured copies of models the runtime has
+ * destroyed (a graph reset or destroyed; later captured writes do it too).
+ * Returns the bytes still kept for live models. */
+size_t ts_release_staging(struct tensor_store *ts);
 
 /* An empty tensor (size 0, no allocation). -EEXIST, -ENAMETOOLONG. */
 int ts_create(struct tensor_store *ts, const char *name);

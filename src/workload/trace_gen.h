@@ -49,6 +49,7 @@ struct wl_gen_options {
 	unsigned batches[WL_GEN_MAX_BATCHES];
 	unsigned nbatches;
 	bool own_pools;  /* a pool per graph instead of one shared */
+	bool no_graphs;  /* eager decoding: no captures, the baseline */
 };
 
 /* The kind called `name` ("training", "churn", "random"): 0 or -EINVAL. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc/graph.h"
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
@@ -28,6 +29,7 @@ struct id_entry {
 	uint32_t slot;
 	int16_t device;
 	bool live;
+	bool live_at_loop; /* live at loop_start */
 	unsigned line;  /* where it was last allocated or freed */
 	uint32_t last_use; /* 1 + event index of its last record_stream since alloc */
 	uint32_t free_uses; /* last_use at its last free, until a complete */
@@ -189,6 +191,15 @@ static int set_graph(struct parser *p, const char *v, struct options *o)
 	return set_name(p, "graph", v, &o->graph);
 }
 
+static int set_mode(struct parser *p, const char *v, struct options *o)
+{
+	char why[160];
+
+	if (npa_graph_parse_mode(v, &o->mode, why, sizeof(why)) < 0)
+		return wl_parse_bad(p, "%s", why);
+	return 0;
+}
+
 /* Options, in the order a refusal lists them; a NULL set marks a flag. */
 static const struct option_kind {
 	const char *key;
@@ -200,6 +211,7 @@ static const struct option_kind {
 	{ "device", "device=D", OPT_DEVICE, set_device },
 	{ "pool", "pool=P", OPT_POOL, set_pool },
 	{ "graph", "graph=G", OPT_GRAPH, set_graph },
+	{ "mode", "mode=M", OPT_MODE, set_mode },
 	{ "use_on_oom", "use_on_oom", OPT_USE_ON_OOM, NULL },
 	{ "no_split", "no_split", OPT_NO_SPLIT, NULL },
 };
@@ -263,7 +275,8 @@ int wl_parse_options(struct parser *p, char **f, int nf, unsigned allowed,
 {
 	unsigned seen = 0;
 
-	*o = (struct options){ .device = -1, .stream = -1 };
+	*o = (struct options){ .device = -1, .stream = -1,
+			       .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL };
 	for (int i = 0; i < nf; i++) {
 		int rc = parse_option(p, f[i], allowed, &seen, o);
 		if (rc)
@@ -368,7 +381,8 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 	return 0;
 }
 
-static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_event *ev)
+/* record_stream and erase_stream: "CMD ID STREAM". */
+static int parse_stream_use(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct id_entry *e = NULL;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
@@ -376,15 +390,19 @@ static int parse_record_stream(struct parser *p, char **f, int nf, struct wl_eve
 	if (rc == 0)
 		rc = wl_parse_stream(p, f[2], &ev->stream);
 	if (rc == 0)
-		rc = live_id(p, "record_stream", f[1], &e);
+		rc = live_id(p, f[0], f[1], &e);
 	if (rc)
 		return rc;
 	if (p->t->nevents >= UINT32_MAX)
 		return wl_parse_bad(p, "too many events");
 	ev->slot = e->slot;
 	ev->device = e->device;
-	ev->prev_use = e->last_use;
-	e->last_use = (uint32_t)p->t->nevents + 1;
+	/* Only record_stream joins the chain of streams a free launches on (an
+	 * erased stream gets no event; work launched there is harmless). */
+	if (ev->op == WL_RECORD_STREAM) {
+		ev->prev_use = e->last_use;
+		e->last_use = (uint32_t)p->t->nevents + 1;
+	}
 	return 0;
 }
 
@@ -457,7 +475,8 @@ static const struct command {
 } commands[] = {
 	{ "alloc", WL_ALLOC, parse_alloc },
 	{ "free", WL_FREE, parse_free },
-	{ "record_stream", WL_RECORD_STREAM, parse_record_stream },
+	{ "record_stream", WL_RECORD_STREAM, parse_stream_use },
+	{ "erase_stream", WL_ERASE_STREAM, parse_stream_use },
 	{ "complete", WL_COMPLETE, parse_complete },
 	{ "sync", WL_SYNC, parse_sync },
 	{ "empty_cache", WL_EMPTY_CACHE, parse_bare },
@@ -508,6 +527,56 @@ static struct wl_event *next_event(struct parser *p)
 	return &t->events[t->nevents];
 }
 
+/*
+ * loop_start: a looping replay runs the lines before it once and repeats
+ * the lines after it, so those must end where they began: the same IDs
+ * live. Graphs and mempools are made before it, once.
+ */
+static int parse_loop_start(struct parser *p, int nf)
+{
+	struct id_entry *e, *tmp;
+
+	if (nf != 1)
+		return wl_parse_bad(p, "loop_start takes no fields");
+	if (p->loop_line)
+		return wl_parse_bad(p, "a second loop_start (the first is on line %u)",
+				    p->loop_line);
+	if (p->ncapturing)
+		return wl_parse_bad(p, "loop_start during a capture");
+	HASH_ITER(hh, p->ids, e, tmp)
+		e->live_at_loop = e->live;
+	p->loop_line = p->line;
+	p->t->has_loop = true;
+	p->t->loop_from = p->t->nevents;
+	return 0;
+}
+
+/* Lines that make or unmake graphs and pools happen once, before loop_start. */
+static bool once_only(enum wl_op op)
+{
+	return op == WL_CAPTURE_BEGIN || op == WL_CAPTURE_END || op == WL_GRAPH_RESET ||
+	       op == WL_MEMPOOL_CREATE || op == WL_MEMPOOL_BEGIN || op == WL_MEMPOOL_END ||
+	       op == WL_MEMPOOL_RELEASE;
+}
+
+/* At the end: what the repeated lines leave live is what they found. */
+static int check_loop(struct parser *p)
+{
+	struct id_entry *e, *tmp;
+
+	if (!p->loop_line)
+		return 0;
+	HASH_ITER(hh, p->ids, e, tmp) {
+		if (e->live == e->live_at_loop)
+			continue;
+		p->line = p->loop_line;
+		return wl_parse_bad(p, "the lines after loop_start must leave live what they "
+				    "found live: id '%s' is %s at the end (line %u)", e->key,
+				    e->live ? "allocated" : "freed", e->line);
+	}
+	return 0;
+}
+
 static int parse_line(struct parser *p, char *line)
 {
 	char *f[MAX_FIELDS];
@@ -516,9 +585,18 @@ static int parse_line(struct parser *p, char *line)
 
 	if (nf == 0)
 		return 0;
+	if (strcmp(f[0], "loop_start") == 0)
+		return parse_loop_start(p, nf);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(f[0], commands[i].name) != 0)
 			continue;
+		if (p->loop_line && once_only(commands[i].op))
+			return wl_parse_bad(p, "%s after loop_start (line %u): graphs and "
+					    "mempools are made once, before it", f[0],
+					    p->loop_line);
+		if (p->t->nevents == WL_EVENTS_MAX)
+			return wl_parse_bad(p, "more than %d events: a trace is held whole in "
+					    "memory; split it", WL_EVENTS_MAX);
 		if ((ev = next_event(p)) == NULL)
 			return -ENOMEM;
 		memset(ev, 0, sizeof(*ev));
@@ -603,6 +681,8 @@ int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 	rc = stream_index(&p, 0, &ignored);
 	if (rc == 0)
 		rc = parse_lines(&p, f);
+	if (rc == 0)
+		rc = check_loop(&p);
 	if ((rc == -ENOMEM || rc == -EIO) && err)
 		snprintf(err, errlen, "%s: %s", name, strerror(-rc));
 	parser_release(&p);

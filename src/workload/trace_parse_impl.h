@@ -41,6 +41,7 @@ struct parser {
 	struct graph_entry *graphs;  /* named graphs */
 	struct pool_entry *pools;    /* pool=P and mempool names */
 	unsigned ncapturing;         /* streams capturing now */
+	unsigned loop_line;          /* line of loop_start, 0 without one */
 	char *err;
 	size_t errlen;
 };
@@ -53,6 +54,7 @@ enum {
 	OPT_GRAPH = 1u << 3,
 	OPT_USE_ON_OOM = 1u << 4,
 	OPT_NO_SPLIT = 1u << 5,
+	OPT_MODE = 1u << 6,
 };
 
 struct options {
@@ -61,6 +63,7 @@ struct options {
 	const char *pool;  /* NULL: not given */
 	const char *graph; /* NULL: not given */
 	unsigned flags;    /* OPT_USE_ON_OOM, OPT_NO_SPLIT given */
+	aclmdlRICaptureMode mode; /* global unless given */
 };
 
 /* Unlink and free every entry of a uthash table. */

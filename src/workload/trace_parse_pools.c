@@ -137,12 +137,13 @@ int wl_parse_capture_begin(struct parser *p, char **f, int nf, struct wl_event *
 	struct stream_entry *s = NULL;
 	struct graph_entry *g;
 	struct options o;
-	int rc = wl_parse_check_fields(p, f, nf, 2, 2 + 3, "STREAM");
+	int rc = wl_parse_check_fields(p, f, nf, 2, 2 + 4, "STREAM");
 
 	if (rc == 0)
 		rc = wl_parse_stream_field(p, f[1], &s);
 	if (rc == 0)
-		rc = wl_parse_options(p, f + 2, nf - 2, OPT_DEVICE | OPT_POOL | OPT_GRAPH, &o);
+		rc = wl_parse_options(p, f + 2, nf - 2, OPT_DEVICE | OPT_POOL | OPT_GRAPH | OPT_MODE,
+				      &o);
 	if (rc)
 		return rc;
 	/* capture_end names a stream: one capture a stream at a time. */
@@ -156,6 +157,7 @@ int wl_parse_capture_begin(struct parser *p, char **f, int nf, struct wl_event *
 		return rc;
 	ev->stream = s->index;
 	ev->device = device_or_0(&o);
+	ev->flags = (uint32_t)o.mode;
 	start_capture(p, s, g, ev);
 	return 0;
 }

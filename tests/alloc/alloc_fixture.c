@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc_fixture.h"
+#include "alloc/host_allocator.h"
 
 bool fx_expandable(void)
 {
@@ -17,13 +18,15 @@ static struct npa *start(const struct npa_flavor *flavor, uint64_t capacity,
 			 void (*tweak)(struct npa_conf *conf), bool expandable)
 {
 	struct npusim_config cfg;
-	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
+	struct npa_options opt = { .flavor = flavor, .device_count = 1,
+				   .host_capacity = FX_HOST_CAPACITY };
 	struct npa *a = NULL;
 
 	/* A test that failed half-way left its device up. */
 	if (npusim_initialized())
 		npusim_shutdown();
 	npusim_config_default(&cfg, 1, capacity);
+	cfg.host.capacity = FX_HOST_CAPACITY;
 	assert_int_equal(npusim_init(&cfg), 0);
 	npa_conf_default(&opt.conf, flavor);
 	opt.conf.expandable_segments = expandable;
@@ -57,6 +60,9 @@ void fx_check(struct npa *a)
 
 	if (rc != 0)
 		fail_msg("npa_check: %s", err);
+	rc = npa_host_check(npa_host_of(a), err, sizeof(err));
+	if (rc != 0)
+		fail_msg("npa_host_check: %s", err);
 }
 
 void fx_stop(struct npa *a)

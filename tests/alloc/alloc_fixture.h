@@ -20,6 +20,9 @@
 #define MiB ((size_t)1 << 20)
 #define GiB ((size_t)1 << 30)
 
+/* The machine's pinned host memory in every test. */
+#define FX_HOST_CAPACITY ((uint64_t)1 << 30)
+
 /* The flavor a test runs with, from cmocka's initial state. */
 #define FLAVOR(state) ((const struct npa_flavor *)*(state))
 /* One test function, run once per flavor. */

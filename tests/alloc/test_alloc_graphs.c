@@ -1,10 +1,12 @@
 /*
  * NPUGraph / CUDAGraph at allocator level: captures route the capturing
  * stream's allocations to a private pool, and upstream's graph tests
- * (test_graph_two_successive, test_graph_record_stream, test_graph_error,
+ * (test_graph_two_successive, test_graph_three_successive,
+ * test_graph_record_stream, test_graph_error, test_allocate_in_thread_to_pool,
  * the failed-capture leak) with their numbers.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,11 @@ static aclrtStream new_stream(void)
 
 	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
 	return s;
+}
+
+static bool on_stream(aclrtStream stream, void *arg)
+{
+	return stream == arg;
 }
 
 static struct npa_graph *new_graph(struct npa *a)
@@ -193,6 +200,144 @@ static void sharing_a_pool_between_two_graphs_saves_one_small_segment(void **sta
 }
 
 /*
+ * test_graph_three_successive: g0 makes b, c = b + 1, d = b + 2; g1 makes
+ * e = c + 3 and drops c; g2 makes f = d + 4. In a shared pool g2's f takes
+ * the block c left, so replaying g0, g2, g1 feeds g1 the f that g2 wrote
+ * (upstream: e.sum() == size * 10, not size * 5); with a pool per graph f
+ * never lands on c. Returns whether f sits where c was.
+ */
+static bool f_takes_cs_block(const struct npa_flavor *flavor, bool share)
+{
+	struct npa *a = fx_start(flavor, N8G);
+	struct npa_graph *g[3] = { new_graph(a), new_graph(a), new_graph(a) };
+	aclrtStream s = new_stream();
+	struct npa_pool_id pool = { 0, 0 };
+	void *in = fx_malloc(a, FLOATS_1000, NULL);
+
+	capture_begin(g[0], s, pool);
+	void *b = fx_malloc(a, FLOATS_1000, s);
+	void *c = fx_malloc(a, FLOATS_1000, s);
+	void *d = fx_malloc(a, FLOATS_1000, s);
+	capture_end(g[0], s);
+	if (share)
+		assert_int_equal(npa_graph_pool(g[0], &pool, NULL, 0), 0);
+	capture_begin(g[1], s, pool);
+	void *e = fx_malloc(a, FLOATS_1000, s);
+	fx_free(a, c);
+	capture_end(g[1], s);
+	capture_begin(g[2], s, pool);
+	void *f = fx_malloc(a, FLOATS_1000, s);
+	capture_end(g[2], s);
+
+	for (void **p = (void *[]){ in, b, d, e, f, NULL }; *p; p++)
+		fx_free(a, *p);
+	for (int i = 0; i < 3; i++)
+		npa_graph_free(g[i]);
+	fx_stop(a);
+	return f == c;
+}
+
+static void a_shared_pool_lets_a_later_graph_reuse_a_dropped_output(void **state)
+{
+	assert_true(f_takes_cs_block(FLAVOR(state), true));
+	assert_false(f_takes_cs_block(FLAVOR(state), false));
+}
+
+struct pool_thread {
+	struct npa *a;
+	struct npa_pool_id pool;
+};
+
+/* alloc_three: a and b of LARGE_BUFFER int8, c = a + b, all dropped. */
+static void alloc_three(struct npa *a, aclrtStream s)
+{
+	void *x = fx_malloc(a, 20 * MiB, s), *y = fx_malloc(a, 20 * MiB, s);
+	void *z = fx_malloc(a, 20 * MiB, s);
+
+	fx_free(a, z);
+	fx_free(a, x);
+	fx_free(a, y);
+}
+
+/* use_pool: 10 x alloc_three with its stream routed to the pool, as
+ * _use_cuda_memory_pool_manager does, then once more outside it. */
+static void *use_pool(void *arg)
+{
+	struct pool_thread *t = arg;
+	aclrtStream s = new_stream();
+	char err[256] = "";
+
+	assert_int_equal(npa_begin_allocate_to_pool(t->a, 0, t->pool, on_stream, s, err,
+						    sizeof(err)), 0);
+	for (int i = 0; i < 10; i++)
+		alloc_three(t->a, s);
+	assert_int_equal(npa_end_allocate_to_pool(t->a, 0, t->pool, err, sizeof(err)), 0);
+	assert_int_equal(npa_release_pool(t->a, 0, t->pool, err, sizeof(err)), 0);
+	alloc_three(t->a, NULL);
+	return NULL;
+}
+
+/* no_pool: 10 x two LARGE_BUFFER allocations on the default stream. */
+static void *no_pool(void *arg)
+{
+	struct pool_thread *t = arg;
+
+	for (int i = 0; i < 10; i++) {
+		void *x = fx_malloc(t->a, 20 * MiB, NULL), *y = fx_malloc(t->a, 20 * MiB, NULL);
+
+		fx_free(t->a, x);
+		fx_free(t->a, y);
+	}
+	return NULL;
+}
+
+static size_t pool_segments(struct npa *a, struct npa_pool_id id)
+{
+	struct npa_snapshot snap;
+
+	assert_int_equal(npa_snapshot_pool(a, 0, id, &snap), 0);
+	size_t n = snap.nsegments;
+
+	for (size_t i = 0; i < n; i++)
+		assert_true(npa_pool_id_eq((struct npa_pool_id){ snap.segments[i].pool_id[0],
+								 snap.segments[i].pool_id[1] }, id));
+	npa_snapshot_release(&snap);
+	return n;
+}
+
+/*
+ * test_allocate_in_thread_to_pool: a graph_pool_handle() pool holding one
+ * graph output has 1 segment; a thread routing its stream to the pool
+ * while another allocates outside it leaves 4 (the small one and three of
+ * 20 MiB, reused by every iteration; with expandable segments the three
+ * are one mapped run of the pool's large segment); after the graph goes,
+ * empty_cache leaves none.
+ */
+static void allocations_routed_from_a_thread_fill_the_graphs_pool(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream();
+	struct pool_thread t = { .a = a, .pool = npa_graph_pool_handle(a, true) };
+	pthread_t with, without;
+
+	capture_begin(g, s, t.pool);
+	fx_free(a, fx_malloc(a, 16, s)); /* torch.rand([4]), output dropped */
+	capture_end(g, s);
+	assert_int_equal(pool_segments(a, t.pool), 1);
+	assert_int_equal(pthread_create(&with, NULL, use_pool, &t), 0);
+	assert_int_equal(pthread_create(&without, NULL, no_pool, &t), 0);
+	pthread_join(with, NULL);
+	pthread_join(without, NULL);
+	assert_int_equal(pool_segments(a, t.pool), fx_expandable() ? 2 : 4);
+	npa_graph_free(g);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(pool_segments(a, t.pool), 0);
+	fx_stop(a);
+}
+
+/*
  * test_graph_record_stream: malloc during a capture must not query the
  * event of a block freed before it (the query would invalidate the
  * capture); a block used on another stream and freed during the capture
@@ -316,6 +461,31 @@ static void a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda(void *
 	fx_stop(a);
 }
 
+/*
+ * empty_cache during a capture frees nothing: torch_npu's
+ * npuSynchronizeDevice is refused by the runtime while a stream of the
+ * device captures; PyTorch asserts that no capture is under way. Both
+ * empty the cache once the capture ends.
+ */
+static void empty_cache_during_a_capture_is_refused_and_frees_nothing(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s = new_stream();
+	struct npa_pool_id none = { 0, 0 };
+
+	fx_free(a, fx_malloc(a, 4096, NULL));
+	capture_begin(g, s, none);
+	assert_int_equal(npa_empty_cache(a, 0), -EBUSY);
+	assert_int_equal(npa_empty_cache(a, -1), -EBUSY);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 2097152);
+	capture_end(g, s);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 0);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
 /* reset gives the pool's use back; the pool's segments then go with empty_cache. */
 static void reset_after_a_capture_lets_empty_cache_free_the_pool(void **state)
 {
@@ -349,10 +519,13 @@ int main(void)
 		BOTH_FLAVORS(a_capture_ends_on_its_own_stream_only),
 		BOTH_FLAVORS(a_captures_allocations_go_to_its_own_pool),
 		BOTH_FLAVORS(sharing_a_pool_between_two_graphs_saves_one_small_segment),
+		BOTH_FLAVORS(a_shared_pool_lets_a_later_graph_reuse_a_dropped_output),
+		BOTH_FLAVORS(allocations_routed_from_a_thread_fill_the_graphs_pool),
 		BOTH_FLAVORS(a_capture_neither_queries_events_nor_loses_a_block_freed_in_it),
 		BOTH_FLAVORS(a_block_freed_in_a_capture_is_pending_in_cuda_and_inactive_in_npu),
 		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
 		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
+		BOTH_FLAVORS(empty_cache_during_a_capture_is_refused_and_frees_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

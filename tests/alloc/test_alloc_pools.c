@@ -397,6 +397,52 @@ static void a_pool_snapshot_has_that_pools_segments_only(void **state)
 	fx_stop(a);
 }
 
+static void assert_pool_id(const struct npa_trace_entry *e, const char *action,
+			   struct npa_pool_id id)
+{
+	/* expandable segments map pages where others allocate segments */
+	if (fx_expandable() && strcmp(action, "segment_alloc") == 0)
+		action = "segment_map";
+	assert_string_equal(npa_trace_action_name(e->action), action);
+	assert_int_equal(e->pool_id[0], id.first);
+	assert_int_equal(e->pool_id[1], id.second);
+}
+
+/* upstream's TraceEntry mempool_: the owner pool of the block, (0, 0) for
+ * the default pools; a pool snapshot notes the id it was asked for. */
+static void history_entries_carry_the_pool_of_their_block(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+	struct npa_pool_id none = { 0, 0 }, missing = { 5, 0 };
+	struct npa_snapshot snap;
+	struct npa_trace t;
+
+	assert_int_equal(npa_record_memory_history(a, 0, "all", 100), 0);
+	void *d = fx_malloc(a, 4096, NULL);
+	begin(a, id, always, NULL);
+	void *p = fx_malloc(a, 32 * MiB, NULL);
+	end(a, id);
+	fx_free(a, p);
+	assert_int_equal(npa_snapshot_pool(a, 0, missing, &snap), 0);
+	npa_snapshot_release(&snap);
+	fx_free(a, d);
+
+	assert_int_equal(npa_history_copy(a, 0, 0, &t), 0);
+	assert_int_equal(t.n, 9);
+	assert_pool_id(&t.entries[0], "segment_alloc", none);
+	assert_pool_id(&t.entries[1], "alloc", none);
+	assert_pool_id(&t.entries[2], "segment_alloc", id);
+	assert_pool_id(&t.entries[3], "alloc", id);
+	assert_pool_id(&t.entries[4], "free_requested", id);
+	assert_pool_id(&t.entries[5], "free_completed", id);
+	assert_pool_id(&t.entries[6], "snapshot", missing);
+	assert_pool_id(&t.entries[7], "free_requested", none);
+	assert_pool_id(&t.entries[8], "free_completed", none);
+	npa_trace_release(&t);
+	fx_stop(a);
+}
+
 /*
  * A 64 MiB device: pool `id` caches a free 30 MiB block, the default pool
  * holds another; a third request then finds no room on the device.
@@ -554,6 +600,7 @@ int main(void)
 		BOTH_FLAVORS(private_pool_blocks_count_in_the_usual_stats),
 		BOTH_FLAVORS(live_allocations_are_exactly_the_pools_allocated_blocks),
 		BOTH_FLAVORS(a_pool_snapshot_has_that_pools_segments_only),
+		BOTH_FLAVORS(history_entries_carry_the_pool_of_their_block),
 		BOTH_FLAVORS(a_use_on_oom_pool_serves_a_request_the_device_cannot),
 		BOTH_FLAVORS(a_pool_without_use_on_oom_leaves_the_request_to_fail),
 		BOTH_FLAVORS(npu_tries_use_on_oom_pools_before_releasing_cached_blocks),

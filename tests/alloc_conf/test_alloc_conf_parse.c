@@ -330,14 +330,36 @@ static void npu_only_keys_are_unknown_to_cuda(void **state)
 		"Unrecognized key 'backend' in NPU allocator config, input");
 }
 
+static void pinned_host_keys_set_the_host_allocator(void **state)
+{
+	struct npa_conf c;
+
+	(void)state;
+	c = parsed(NPU, "pin_memory_expandable_segments:True,pinned_reserve_segment_size_mb:64,"
+		   "pinned_max_cached_size_mb:100,pinned_max_round_threshold_mb:0");
+	assert_true(c.pin_memory_expandable_segments);
+	assert_int_equal(c.pinned_reserve_segment_size, 64 * MiB);
+	assert_int_equal(c.pinned_max_cached_size, 100 * MiB);
+	assert_int_equal(c.pinned_max_round_threshold, 0);
+	c = parsed(CUDA, "pinned_reserve_segment_size_mb:8,pinned_max_round_threshold_mb:1");
+	assert_int_equal(c.pinned_reserve_segment_size, 8 * MiB);
+	assert_int_equal(c.pinned_max_round_threshold, 1 * MiB);
+	assert_int_equal(c.pinned_max_cached_size, SIZE_MAX);
+	refused(NPU, "pin_memory_expandable_segments:yes",
+		"Expected a single True/False argument for pin_memory_expandable_segments;");
+	refused(NPU, "pinned_max_cached_size_mb:-1",
+		"CachingAllocator option pinned_max_cached_size_mb is invalid. input");
+	refused(CUDA, "pin_memory_expandable_segments:True",
+		"Unrecognized key 'pin_memory_expandable_segments' in Accelerator allocator config.");
+}
+
 static void hardware_only_keys_are_checked_and_change_nothing(void **state)
 {
 	struct npa_conf d = defaults(NPU), c;
 
 	(void)state;
 	c = parsed(NPU, "release_lock_on_npumalloc:True,pinned_mem_register:False,"
-		   "pin_memory_expandable_segments:True,pinned_reserve_segment_size_mb:64,"
-		   "pinned_use_background_threads:True,pinned_max_cached_size_mb:100");
+		   "pinned_use_background_threads:True");
 	assert_int_equal(npa_conf_diff(&d, &c, NULL, 0), 0);
 	refused(NPU, "release_lock_on_npumalloc:none",
 		"Expected a single True/False argument for release_lock_on_npumalloc;");
@@ -706,10 +728,12 @@ static void format_default_npu_lines(void **state)
 		"per_process_memory_fraction 1 default\n"
 		"throw_on_npumalloc_oom False default\n"
 		"multi_stream_lazy_reclaim False default\n"
+		"pinned_max_round_threshold_mb - default\n"
+		"pinned_max_cached_size_mb - default\n"
+		"pinned_reserve_segment_size_mb - default\n"
+		"pin_memory_expandable_segments False default\n"
 		"# accepted, no effect on the simulator: pinned_use_background_threads "
-		"pinned_max_round_threshold_mb pinned_max_cached_size_mb "
-		"pin_memory_expandable_segments pinned_mem_register "
-		"pinned_reserve_segment_size_mb release_lock_on_npumalloc\n");
+		"pinned_mem_register release_lock_on_npumalloc\n");
 	assert_int_equal(n, (int)strlen(buf));
 }
 
@@ -927,6 +951,10 @@ static void diff_compares_each_key_on_its_own_value(void **state)
 	b[NPA_CONF_per_process_memory_fraction].per_process_memory_fraction = 0.5;
 	b[NPA_CONF_throw_on_npumalloc_oom].throw_on_npumalloc_oom = true;
 	b[NPA_CONF_multi_stream_lazy_reclaim].multi_stream_lazy_reclaim = true;
+	b[NPA_CONF_pinned_max_round_threshold_mb].pinned_max_round_threshold = 64 * MiB;
+	b[NPA_CONF_pinned_max_cached_size_mb].pinned_max_cached_size = 64 * MiB;
+	b[NPA_CONF_pinned_reserve_segment_size_mb].pinned_reserve_segment_size = 64 * MiB;
+	b[NPA_CONF_pin_memory_expandable_segments].pin_memory_expandable_segments = true;
 	for (int k = 0; k < NPA_CONF_NKEYS; k++) {
 		assert_int_equal(npa_conf_diff(&a, &b[k], &key, 1), 1);
 		assert_int_equal(key, k);
@@ -970,6 +998,7 @@ int main(void)
 		cmocka_unit_test(page_size_takes_only_1g),
 		cmocka_unit_test(segment_size_mb_is_20_to_512),
 		cmocka_unit_test(npu_only_keys_are_unknown_to_cuda),
+		cmocka_unit_test(pinned_host_keys_set_the_host_allocator),
 		cmocka_unit_test(hardware_only_keys_are_checked_and_change_nothing),
 		cmocka_unit_test(blanks_vanish_and_one_trailing_comma_is_accepted),
 		cmocka_unit_test(reparse_resets_split_roundup_and_gc),

@@ -22,6 +22,11 @@ for b in bench_alloc bench_flat bench_replay bench_frag bench_plugin; do
 	echo
 done
 
+if [ -x "$bin/npumem-replay" ] && [ -x "$bin/npumem-gentrace" ]; then
+	sh "$(dirname "$0")/graph_pools.sh" "$build" || status=1
+	echo
+fi
+
 if [ -x "$bin/npumemfs" ]; then
 	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" || status=1
 	echo

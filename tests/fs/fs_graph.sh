@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # NPUGraphs through ctl/graph, with tensors on a stream as what they
 # capture: upstream's test_graph_two_successive in both flavors (sharing a
-# pool saves exactly one small segment), a replay writing its captured
-# bytes again, reads refused by a global capture and allowed by a
+# pool saves exactly one small segment), test_graph_three_successive's
+# corruption of a shared pool replayed out of order, a replay writing its
+# captured bytes again, reads refused by a global capture and allowed by a
 # thread-local one, and each refusal with upstream's text and nothing
 # changed.
 . "$(dirname "$0")/lib.sh"
@@ -66,6 +67,35 @@ two_successive() {
 	expect_eq "$(tail -n +2 "$MNT/pools/device0")" "" "pools left after destroying both graphs ($1)"
 }
 
+# test_graph_three_successive with bytes: t0 captures b, c (written CCCC)
+# and d; t1 makes e and drops c; t2 makes f (written FFFF). Replayed out of
+# order (t2, then t0), t0's copy into c lands on f when the pool is shared
+# (upstream: e.sum() == size * 10), and never when each graph has its own.
+three_successive() {
+	local pool=
+	[ "$1" = shared ] && pool=pool=t0
+	graph "create t0"
+	graph "capture_begin t0 stream=1"
+	truncate -s 4000 "$S1/b" "$S1/c" "$S1/d" || fail "tensors in t0"
+	printf CCCC | dd of="$S1/c" conv=notrunc status=none || fail "write c in t0"
+	graph "capture_end t0"
+	graph "create t1"
+	graph "capture_begin t1 stream=1 $pool"
+	truncate -s 4000 "$S1/e" && rm "$S1/c" || fail "e = c + 3; del c"
+	graph "capture_end t1"
+	graph "create t2"
+	graph "capture_begin t2 stream=1 $pool"
+	truncate -s 4000 "$S1/f" || fail "f = d + 4"
+	printf FFFF | dd of="$S1/f" conv=notrunc status=none || fail "write f in t2"
+	graph "capture_end t2"
+	graph "replay t2"
+	graph "replay t0"
+	F=$(head -c 4 "$S1/f")
+	rm "$S1/b" "$S1/d" "$S1/e" "$S1/f"
+	for g in t0 t1 t2; do graph "destroy $g"; done
+	echo 1 >"$MNT/ctl/empty_cache"
+}
+
 for flavor in npu cuda; do
 	printf '[device]\ncount = 1\ncapacity = 4GiB\nflavor = %s\n' "$flavor" >"$INI"
 	mount_fs
@@ -86,6 +116,11 @@ for flavor in npu cuda; do
 	# Pools of captures without one are (uuid, 0), 1, 2, 3 in order;
 	# graph_pool_handle() is (0, uid), the first one 0_1.
 	grep -q '^handle h 0_1$' "$G" || fail "$flavor: handle h is not 0_1: $(cat "$G")"
+
+	three_successive shared
+	expect_eq "$F" CCCC "$flavor: f after replaying t2 then t0 in a shared pool"
+	three_successive own
+	expect_eq "$F" FFFF "$flavor: f after replaying t2 then t0, a pool per graph"
 
 	# Capture refusals: upstream's text, an errno, nothing changed.
 	graph "create r"
@@ -111,6 +146,8 @@ for flavor in npu cuda; do
 	expect_fail "head -c 4 '$S2/t'" "Device or resource busy"
 	grep -q "tensors/device0/stream2/t: aclrtMemcpy refused while a graph captures on this device (error 107030)" "$MNT/log" ||
 		fail "$flavor: the refused read is not in the log"
+	expect_fail "echo 1 > '$MNT/ctl/empty_cache'" "Device or resource busy"
+	expect_eq "$(sed -n 's/^last_error: //p' "$MNT/ctl/empty_cache")" "empty_cache failed: refused while a capture is under way on the device" "$flavor: empty_cache during a capture"
 	graph "capture_end r"
 	printf YYYY | dd of="$S2/t" conv=notrunc status=none
 	expect_eq "$(head -c 4 "$S2/t")" YYYY "$flavor: bytes written after capture_end"

@@ -16,6 +16,10 @@ truncate -s 64M "$MNT/tensors/device0/a" || fail "64M on device0"
 truncate -s 3M "$MNT/tensors/device1/b" || fail "3M on device1"
 grep -qx 'npumemfs_allocated_bytes{device="0",pool="all",stat="current"} 67109376' "$PROM" \
 	|| fail "device0's allocated bytes: $(grep allocated_bytes "$PROM" | head -3)"
+grep -qx '# TYPE npumemfs_allocated_bytes_allocated_total counter' "$PROM" \
+	|| fail "the running total of allocated bytes is not a counter"
+grep -qx 'npumemfs_allocated_bytes_allocated_total{device="0",pool="all"} 67109376' "$PROM" \
+	|| fail "device0's allocated total: $(grep allocated_bytes_allocated "$PROM" | head -3)"
 
 cat "$PROM" >"$WORK/prom"
 cat "$MNT/stats/device0" >"$WORK/flat0"
@@ -62,6 +66,11 @@ for n, line in enumerate(text.splitlines(), 1):
     key = name[len("npumemfs_"):]
     if typed[name] == "counter":
         key = key[: -len("_total")]
+    total = re.match(r"(.*)_(allocated|freed)$", key) if typed[name] == "counter" else None
+    if total:
+        key, labels["stat"] = total.group(1), total.group(2)
+    elif "stat" in labels and labels["stat"] not in ("current", "peak"):
+        sys.exit(f"line {n}: running total {labels['stat']} in gauge {name}")
     key = ".".join([key] + [labels[l] for l in ("pool", "stat") if l in labels])
     per_device[labels["device"]][key] = value
 for dev in ("0", "1"):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # workload/replay: a trace written to it is replayed in the background; its
 # status shows progress and counts; a bad trace is refused whole with its
-# line number; a new replay first frees what the previous one held.
+# line number; a new replay first frees what the previous one held; 'loop'
+# replays the last trace again and again.
 . "$(dirname "$0")/lib.sh"
 mount_fs
 
@@ -49,6 +50,23 @@ wait_state done
 expect_eq "$(value memory_allocated)" 2097664 "only the second replay's block is live"
 
 check_stats_consistent 0
+
+# After a one-shot replay, 'loop' brings the last trace back, looping.
+expect_fail "echo 'loop x' > '$MNT/workload/replay'" "Invalid argument"
+grep -q "^last_error: 'loop x' is not an absolute trace path, 'loop PATH' or 'loop'$" \
+	"$MNT/workload/replay" || fail "last_error of 'loop x': $(cat "$MNT/workload/replay")"
+echo loop >"$MNT/workload/replay" || fail "'loop' after a one-shot replay"
+grep -qx "trace: $WORK/two.trace" "$MNT/workload/replay" || fail "'loop' took another trace"
+grep -qx "loop: true" "$MNT/workload/replay" || fail "'loop' does not loop"
+for _ in $(seq 100); do
+	[ "$(sed -n 's/^rounds: //p' "$MNT/workload/replay")" -ge 3 ] && break
+	sleep 0.05
+done
+[ "$(sed -n 's/^rounds: //p' "$MNT/workload/replay")" -ge 3 ] || fail "'loop' did not go round"
+grep -qx "state: running" "$MNT/workload/replay" || fail "the loop stopped"
+expect_fail "echo '$WORK/one.trace' > '$MNT/workload/replay'" "Device or resource busy"
+echo 1 >"$MNT/ctl/empty_cache"
+
 stop_fs
 expect_eq "$STATUS" 0 "exit status after SIGTERM"
 grep -q '^npumemfs: invariant check: ok$' "$DAEMON_ERR" || fail "no 'invariant check: ok'"

@@ -59,6 +59,14 @@ expect_eq "$(value memory_allocated 0)" 0 "device0 after a device1 tensor"
 touch "$MNT/tensors/device1/x" || fail "touch an existing tensor"
 expect_fail "mkdir '$T/sub'" "Permission denied"
 
+# A name with a control character is refused, and nothing is made.
+for name in 'a\nb' 'tab\there' 'bell\a' 'del\x7f'; do
+	expect_fail "python3 -c 'open(\"$T/$name\", \"w\")'" "Invalid argument"
+done
+expect_eq "$(ls "$T")" "" "tensor folder after refused names"
+grep -q 'refused a new file whose name has a control character' "$MNT/log" ||
+	fail "the refused name is not in the log"
+
 check_stats_consistent 0
 check_stats_consistent 1
 stop_fs

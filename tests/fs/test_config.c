@@ -235,7 +235,7 @@ static void bad_values_are_refused_with_their_line(void **state)
 	expect_error(fx, "[device]\nflavor = tpu\n", 2,
 		     "flavor: 'tpu' is neither npu nor cuda");
 	expect_error(fx, "[device]\ncapacity = 12XB\n", 2,
-		     "'12XB' is not a size (bytes, or a number with KiB, MiB, GiB)");
+		     "'12XB' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)");
 	expect_error(fx, "[device]\npage_size = 3000\n", 2,
 		     "page_size: '3000' is not a power of two of at least 4KiB");
 	expect_error(fx, "[device]\nmalloc_latency_us = -1\n", 2,

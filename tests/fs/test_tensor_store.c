@@ -194,6 +194,31 @@ static void writes_on_a_capturing_stream_are_made_by_each_replay(void **state)
 	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
 }
 
+/* The host bytes a captured write keeps live as long as the model that
+ * replays them, and go when the runtime destroys it. */
+static void captured_bytes_are_kept_until_the_model_is_destroyed(void **state)
+{
+	struct fixture *fx = *state;
+	struct tensor_store *ts;
+	aclrtStream s;
+	aclmdlRI model;
+	static const char kib[1024];
+
+	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+	assert_int_equal(ts_new(fx->alloc, 0, s, &ts), 0);
+	assert_int_equal(ts_create(ts, "t"), 0);
+	assert_int_equal(ts_resize(ts, "t", 4096, NULL, 0), 0);
+	assert_int_equal(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ts_write(ts, "t", kib, 1024, 1024 * i, NULL, 0), 1024);
+	assert_int_equal(aclmdlRICaptureEnd(s, &model), ACL_SUCCESS);
+	assert_int_equal(ts_release_staging(ts), 4096);
+	assert_int_equal(aclmdlRIDestroy(model), ACL_SUCCESS);
+	assert_int_equal(ts_release_staging(ts), 0);
+	ts_free(ts);
+	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +230,7 @@ int main(void)
 		T(unlink_frees_and_forgets),
 		T(release_all_counts_tensors_and_bytes),
 		T(writes_on_a_capturing_stream_are_made_by_each_replay),
+		T(captured_bytes_are_kept_until_the_model_is_destroyed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,11 @@
  * fraction, stat resets, snapshots, memory history, injected device
  * malloc faults, and private pools (create, route a stream's allocations
  * to one, end routing, release, empty one, use_on_oom, no_split).
+ * When the first byte's bits 3 to 5 are 011 (a pattern the older seeds
+ * never had, so they keep their paths), pinned host ops join in: pin,
+ * unpin, a stream's use of a pinned block, host_empty_cache, host stat
+ * resets, the pinned thresholds, and host private pools; bit 6 picks the
+ * pin_memory_expandable_segments variant. npa_host_check must hold too.
  *
  * After every op npa_check must hold (every stat recomputed from the
  * blocks). Every live block carries a tag at both ends, written through
@@ -25,6 +30,7 @@
 #include <acl/acl_rt.h>
 #include "alloc/alloc_conf.h"
 #include "alloc/caching_allocator.h"
+#include "alloc/host_allocator.h"
 #include "alloc/mempool.h"
 #include <npumemfs/npusim.h>
 #include "alloc/snapshot.h"
@@ -34,6 +40,7 @@
 #define SLOTS 48
 #define STREAMS 3
 #define POOLS 3
+#define HOST_CAPACITY (256 * MiB)
 
 /* Settings a user may write at run time; some are refused while blocks
  * are live or in combination, which is part of what is fuzzed. */
@@ -68,6 +75,7 @@ struct run {
 	struct npa *a;
 	aclrtStream streams[STREAMS];
 	struct slot slots[SLOTS];
+	struct slot pinned[SLOTS];
 	struct npa_pool_id pools[POOLS];
 	uint64_t next_tag;
 	const uint8_t *in;
@@ -316,10 +324,126 @@ static void op_pool(struct run *r)
 	}
 }
 
+/* ---- pinned host memory: tags written and checked directly ---- */
+
+static void pinned_tags(const struct slot *s, bool write)
+{
+	uint8_t tag[16];
+	size_t n = tag_len(s);
+	uint8_t *ends[2] = { s->ptr, (uint8_t *)s->ptr + (s->size < 32 ? 0 : s->size - 16) };
+
+	tag_bytes(s, tag);
+	for (int i = 0; i < 2; i++) {
+		if (write)
+			memcpy(ends[i], tag, n);
+		else if (memcmp(ends[i], tag, n))
+			abort(); /* a live pinned block's bytes changed */
+	}
+}
+
+static void op_pin(struct run *r)
+{
+	struct slot *s = &r->pinned[byte(r) % SLOTS];
+	size_t size = size_arg(r);
+	aclrtStream stream = stream_arg(r);
+	int rc;
+
+	if (s->ptr)
+		return;
+	rc = npa_host_malloc(npa_host_of(r->a), size, stream, &s->ptr, r->err, sizeof(r->err));
+	if (rc == -ENOMEM && !s->ptr && r->err[0])
+		return;
+	if (rc || !s->ptr || npa_host_block_size(npa_host_of(r->a), s->ptr) < size)
+		die(r, "npa_host_malloc failed other than by OOM, or gave too little");
+	s->size = size;
+	s->tag = ++r->next_tag;
+	pinned_tags(s, true);
+}
+
+static void unpin_slot(struct run *r, struct slot *s)
+{
+	if (!s->ptr)
+		return;
+	pinned_tags(s, false);
+	if (npa_host_free(npa_host_of(r->a), s->ptr, r->err, sizeof(r->err)))
+		die(r, "npa_host_free of a live pinned block failed");
+	s->ptr = NULL;
+}
+
+static void op_unpin(struct run *r)
+{
+	unpin_slot(r, &r->pinned[byte(r) % SLOTS]);
+}
+
+/* A non-blocking copy's use of a pinned block: its event, maybe work after. */
+static void op_pin_use(struct run *r)
+{
+	struct slot *s = &r->pinned[byte(r) % SLOTS];
+	aclrtStream stream = stream_arg(r);
+
+	if (s->ptr && npa_host_record_event(npa_host_of(r->a), s->ptr, stream) != 1)
+		die(r, "record_event of a live pinned block failed");
+	if (byte(r) & 1)
+		npusim_launch_open(stream);
+}
+
+static const char *const host_conf_writes[] = {
+	"pinned_max_round_threshold_mb:1",
+	"pinned_max_round_threshold_mb:64",
+	"pinned_max_cached_size_mb:0",
+	"pinned_max_cached_size_mb:8",
+	"pinned_reserve_segment_size_mb:4",
+};
+
+static void op_host_misc(struct run *r)
+{
+	struct npa_host *h = npa_host_of(r->a);
+	unsigned k = byte(r) % 5;
+
+	if (k == 0)
+		npa_host_empty_cache(h);
+	else if (k == 1)
+		npa_host_reset_peak_stats(h);
+	else if (k == 2)
+		npa_host_reset_accumulated_stats(h);
+	else if (k == 3)
+		npa_set_conf(r->a, host_conf_writes[byte(r) % 5], NPA_ORIGIN_WRITE, r->err,
+			     sizeof(r->err));
+	else
+		npusim_fail_nth_host_malloc(byte(r) % 4);
+}
+
+/* The pool slots are shared with the device's: a graph's pool is both. */
+static void op_host_pool(struct run *r)
+{
+	struct npa_host *h = npa_host_of(r->a);
+	unsigned k = byte(r) % 3;
+	struct npa_pool_id *id = &r->pools[byte(r) % POOLS];
+
+	if (npa_pool_id_is_default(*id))
+		*id = npa_graph_pool_handle(r->a, false);
+	if (k == 0)
+		npa_host_begin_allocate_to_pool(h, *id, on_stream, &r->streams[byte(r) % STREAMS],
+						r->err, sizeof(r->err));
+	else if (k == 1)
+		npa_host_end_allocate_to_pool(h, *id, r->err, sizeof(r->err));
+	else
+		npa_host_release_pool(h, *id, r->err, sizeof(r->err));
+}
+
+#define DEVICE_OPS 13
+
 static void (*const ops[])(struct run *) = {
 	op_malloc, op_malloc, op_malloc, op_free, op_free, op_record_stream,
 	op_work, op_clock, op_set_conf, op_snapshot, op_history, op_misc, op_pool,
+	/* With host ops on only. */
+	op_pin, op_pin, op_unpin, op_pin_use, op_host_misc, op_host_pool,
 };
+
+static bool host_ops(unsigned flags)
+{
+	return (flags & 0x38) == 0x18;
+}
 
 static void start(struct run *r, unsigned flags)
 {
@@ -332,6 +456,8 @@ static void start(struct run *r, unsigned flags)
 		die(r, "cannot start the simulated device");
 	npa_conf_default(&opt.conf, flavor);
 	opt.conf.expandable_segments = (flags & 2) != 0;
+	opt.conf.pin_memory_expandable_segments = host_ops(flags) && (flags & 0x40);
+	opt.host_capacity = cfg.host.capacity = HOST_CAPACITY;
 	if (npa_create_err(&opt, &r->a, r->err, sizeof(r->err)))
 		die(r, "npa_create failed");
 	r->streams[0] = NULL;
@@ -347,23 +473,40 @@ static void finish(struct run *r)
 	uint64_t leaked = 0;
 
 	npusim_fail_nth_malloc(0, 0);
-	for (int i = 0; i < SLOTS; i++)
+	npusim_fail_nth_host_malloc(0);
+	for (int i = 0; i < SLOTS; i++) {
 		if (r->slots[i].ptr)
 			free_slot(r, &r->slots[i]);
+		unpin_slot(r, &r->pinned[i]);
+	}
 	for (int i = 0; i < POOLS; i++) {
 		while (npa_end_allocate_to_pool(r->a, 0, r->pools[i], NULL, 0) == 0)
 			;
 		while (npa_release_pool(r->a, 0, r->pools[i], NULL, 0) == 0)
 			;
+		while (npa_host_end_allocate_to_pool(npa_host_of(r->a), r->pools[i], NULL, 0) == 0)
+			;
+		while (npa_host_release_pool(npa_host_of(r->a), r->pools[i], NULL, 0) == 0)
+			;
 	}
 	aclrtSynchronizeDevice();
 	npa_empty_cache(r->a, 0);
-	if (npa_check(r->a, 0, r->err, sizeof(r->err)))
+	npa_host_empty_cache(npa_host_of(r->a));
+	if (npa_check(r->a, 0, r->err, sizeof(r->err)) ||
+	    npa_host_check(npa_host_of(r->a), r->err, sizeof(r->err)))
 		die(r, "invariant broken after freeing everything");
+	struct npa_host_stats hs;
+	npa_host_get_stats(npa_host_of(r->a), &hs);
+	if (hs.active_bytes.current != 0 || hs.allocations.current != 0)
+		die(r, "pinned blocks still held after freeing everything");
 	if (npa_destroy(r->a, &leaked) || leaked)
 		die(r, "blocks leaked");
 	if (npusim_device_counters(0, &c) || c.used || c.live_allocations)
 		die(r, "device memory not all given back");
+	struct npusim_host_counters hc;
+	/* The reserve segment, if one was made, lives until the allocator goes. */
+	if (npusim_host_counters(&hc) || hc.used || hc.live_allocations)
+		die(r, "host memory not all given back");
 	for (int i = 1; i < STREAMS; i++)
 		aclrtDestroyStream(r->streams[i]);
 	npusim_shutdown();
@@ -376,10 +519,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&r, 0, sizeof(r));
 	r.in = data;
 	r.len = size;
-	start(&r, byte(&r));
+	unsigned flags = byte(&r);
+	size_t nops = host_ops(flags) ? sizeof(ops) / sizeof(ops[0]) : DEVICE_OPS;
+
+	start(&r, flags);
 	while (r.pos < r.len) {
-		ops[byte(&r) % (sizeof(ops) / sizeof(ops[0]))](&r);
-		if (npa_check(r.a, 0, r.err, sizeof(r.err)))
+		ops[byte(&r) % nops](&r);
+		if (npa_check(r.a, 0, r.err, sizeof(r.err)) ||
+		    npa_host_check(npa_host_of(r.a), r.err, sizeof(r.err)))
 			die(&r, "invariant broken");
 	}
 	finish(&r);

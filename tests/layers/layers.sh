@@ -27,9 +27,19 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 # A header the layers share lives in its folder, not in include/.
-extra=$(ls ../include/npumemfs | grep -vxE 'npusim\.h|plugin\.h')
+extra=$(ls ../include/npumemfs | grep -vxE 'npusim\.h|plugin\.h|block_handle\.h|compat')
 if [ -n "$extra" ]; then
 	echo "FAIL: include/npumemfs holds more than the plug-in ABI and npusim.h: $extra" >&2
+	exit 1
+fi
+# compat/ only gives torch_npu's include paths to the headers of include/acl:
+# each file is a comment and one #include <acl/...>.
+notfwd=$(for h in $(find ../include/npumemfs/compat -name '*.h'); do
+	awk '/^\/\*/ { c = 1 } c { if (/\*\//) c = 0; next } NF { print }' "$h" |
+		grep -qvxE '#include <acl/[a-z_]+\.h>' && echo "$h"
+done)
+if [ -n "$notfwd" ]; then
+	echo "FAIL: include/npumemfs/compat holds more than forwarding headers: $notfwd" >&2
 	exit 1
 fi
 echo "layering ok"

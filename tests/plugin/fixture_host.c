@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+#include <npumemfs/plugin.h>
+
 #include "fixture_host.h"
 
 static struct fx_counts counts;
@@ -108,6 +110,51 @@ void fx_record_stream(void *ptr, aclrtStream stream)
 {
 	(void)ptr, (void)stream;
 	counts.record_stream++;
+}
+
+void fx_erase_stream(void *ptr, aclrtStream stream)
+{
+	(void)ptr, (void)stream;
+	counts.erase_stream++;
+}
+
+/* Numbers no wrapper would count, each telling its field and device apart. */
+struct npumemfs_device_stats fx_get_device_stats(int8_t device)
+{
+	struct npumemfs_device_stats s = { 0 };
+
+	counts.get_device_stats++;
+	counts.last_stats_device = device;
+	s.allocated_bytes[0].current = 1000 + device;
+	s.allocated_bytes[0].peak = 2000 + device;
+	s.reserved_bytes[2].current = 3000 + device;
+	s.requested_bytes[1].freed = 4000 + device;
+	s.num_alloc_retries = 5;
+	s.num_ooms = 6;
+	s.oversize_segments.current = 7;
+	s.num_sync_all_streams = 8;
+	s.num_device_alloc = 9;
+	s.num_device_free = 10;
+	s.num_oom_rejections = 11;
+	s.max_split_size = 12;
+	return s;
+}
+
+/* A hook that aborts: the fault barrier's business (an abort, not a
+ * null write, so that no sanitizer takes the fault first). */
+struct npumemfs_device_stats fx_get_device_stats_crash(int8_t device)
+{
+	struct npumemfs_device_stats s = { 0 };
+
+	if (device >= 0)
+		abort();
+	return s;
+}
+
+void fx_reset_peak_status(int8_t device)
+{
+	counts.reset_peak_status++;
+	counts.last_reset_peak_device = device;
 }
 
 void *fx_base_alloc(void *ptr, size_t *size)

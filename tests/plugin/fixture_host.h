@@ -18,6 +18,8 @@ struct fx_counts {
 	ssize_t last_free_size;
 	int last_free_device;
 	aclrtStream last_free_stream;
+	long erase_stream, get_device_stats, reset_peak_status;
+	int last_stats_device, last_reset_peak_device;
 };
 
 #endif /* FIXTURE_HOST_H */

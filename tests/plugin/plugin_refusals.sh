@@ -12,7 +12,7 @@ refuse() {
 	expect_fail "echo '$1' > '$CTL'" "$2"
 	expect_eq "$(current)" plugin1 "current allocator after '$1'"
 	expect_contains "$(grep last_error "$CTL")" "$3" "last_error after '$1'"
-	expect_contains "$(tail -1 "$MNT/log")" "$3" "log after '$1'"
+	expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "$3" "log after '$1'"
 }
 
 refuse "$PLUGIN_DIR/missing.so a b" "No such file or directory" "No such file"
@@ -21,11 +21,26 @@ refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc" "Invalid argument" "missin
 refuse "$PLUGIN_DIR/passthrough.so a b capture=c" "Invalid argument" "unknown hook"
 refuse "$PLUGIN_DIR/passthrough.so passthrough_alloc nope" "Invalid argument" \
 	"has no function 'nope'"
+# libc's malloc is reachable through the plug-in's dependencies, not its own.
+refuse "$PLUGIN_DIR/passthrough.so valloc free" "Invalid argument" \
+	"does not define 'valloc' (ALLOC_FN): the symbol comes from a library it links"
 refuse "$PLUGIN_DIR/faulty.so faulty_alloc faulty_free init_checked=faulty_init_refuse" \
 	"Invalid argument" "refused the load"
 refuse "/usr/lib/x86_64-linux-gnu/libc.so.6 malloc free" "Permission denied" \
 	"not in a folder allowed"
 refuse "$PLUGIN_DIR/../lib/../../etc/x.so a b" "No such file" "No such file"
+# A spec split over two lines in one write is refused, not read as one.
+python3 - "$CTL" "$PLUGIN_DIR/passthrough.so" <<'PY' || fail "a two-line spec"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, f"{sys.argv[2]} passthrough_alloc_silent\npassthrough_free_silent\n".encode())
+    sys.exit("a two-line spec was accepted")
+except OSError as e:
+    assert e.errno == errno.EINVAL, e
+PY
+expect_eq "$(current)" plugin1 "current allocator after a two-line spec"
+expect_contains "$(grep last_error "$CTL")" "more than one line" "last_error after a two-line spec"
 
 cp "$PLUGIN_DIR/passthrough.so" "$PRIVATE/open.so"
 chmod 0666 "$PRIVATE/open.so"
@@ -59,7 +74,7 @@ truncate -s 4096 "$MNT/tensors/device0/n1"
 truncate -s 4096 "$MNT/tensors/device0/n2"
 expect_fail "truncate -s 4096 '$MNT/tensors/device0/n3'" "Cannot allocate memory"
 expect_eq "$(stat_of num_ooms 0)" 1 "num_ooms after a NULL"
-expect_contains "$(tail -1 "$MNT/log")" "returned NULL" "log after a NULL"
+expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "returned NULL" "log after a NULL"
 
 # Overlap and misalignment: refused with a message, memory not lost.
 # faulty.so is one library for both loads: its overlap function first

@@ -360,6 +360,133 @@ static void reset_peak_brings_peak_down_to_current(void **state)
 	npl_destroy(c.a);
 }
 
+/* What the warning sink was told, for the tests of torch_npu's warnings. */
+static char warned[8][256];
+static int nwarned;
+
+static void remember_warning(void *arg, const struct npl *self, const char *text)
+{
+	(void)arg, (void)self;
+	if (nwarned < 8)
+		snprintf(warned[nwarned++], sizeof(warned[0]), "%s", text);
+}
+
+static struct ctx load_warned(const char *functions)
+{
+	struct ctx c = load(functions);
+
+	nwarned = 0;
+	npl_set_warn(c.a, remember_warning, NULL);
+	return c;
+}
+
+static void get_device_stats_hook_numbers_are_memory_stats(void **state)
+{
+	struct ctx c = load_warned("fx_alloc fx_free get_device_stats=fx_get_device_stats");
+	struct npa_stats s, own;
+	void *p;
+	(void)state;
+
+	assert_int_equal(npl_malloc(c.a, 1, 4096, NULL, &p, err, sizeof(err)), 0);
+	s = stats_of(&c, 1);
+	assert_int_equal(c.fx->last_stats_device, 1);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, 1001);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].peak, 2001);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 3001);
+	assert_int_equal(s.requested_bytes[NPA_STAT_SMALL_POOL].freed, 4001);
+	assert_int_equal(s.num_alloc_retries, 5);
+	assert_int_equal(s.num_ooms, 6);
+	assert_int_equal(s.oversize_segments.current, 7);
+	assert_int_equal(s.num_sync_all_streams, 8);
+	assert_int_equal(s.num_device_alloc, 9);
+	assert_int_equal(s.num_device_free, 10);
+	assert_int_equal(s.num_oom_rejections, 11);
+	assert_int_equal(s.max_split_size, 12);
+	assert_int_equal(npl_get_own_stats(c.a, 1, &own), 0);
+	assert_int_equal(own.allocated_bytes[NPA_STAT_ALL].current, 4096);
+	assert_int_equal(nwarned, 0);
+	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	npl_destroy(c.a);
+}
+
+static void without_get_device_stats_the_wrapper_counts_and_torch_npu_warns_once(void **state)
+{
+	struct ctx c = load_warned("fx_alloc fx_free");
+	void *p;
+	(void)state;
+
+	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(stats_of(&c, 0).allocated_bytes[NPA_STAT_ALL].current, 4096);
+	assert_int_equal(stats_of(&c, 1).allocated_bytes[NPA_STAT_ALL].current, 0);
+	assert_int_equal(nwarned, 1);
+	assert_string_equal(warned[0], "get_device_stats_fn_ is not define, "
+				       "please set by set_get_device_stats_fn");
+	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	npl_destroy(c.a);
+}
+
+static void a_get_device_stats_hook_that_crashes_retires_the_plugin(void **state)
+{
+	struct ctx c = load_warned("fx_alloc fx_free get_device_stats=fx_get_device_stats_crash");
+	struct npa_stats s;
+	char what[PATH_MAX + 512];
+	(void)state;
+
+	assert_int_equal(npl_get_stats(c.a, 0, &s), -EFAULT);
+	assert_true(npl_fault(c.a, what, sizeof(what)));
+	assert_non_null(strstr(what, "faulted in fx_get_device_stats_crash: signal 6"));
+	/* Retired: its hook is never called again, its bookkeeping shows. */
+	assert_int_equal(npl_get_stats(c.a, 0, &s), 0);
+	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 0);
+	npl_destroy(c.a);
+}
+
+static void reset_peak_status_hook_is_called_for_each_device_asked(void **state)
+{
+	struct ctx c = load_warned("fx_alloc fx_free reset_peak_status=fx_reset_peak_status");
+	(void)state;
+
+	assert_int_equal(npl_reset_peak_stats(c.a, 1), 0);
+	assert_int_equal(c.fx->reset_peak_status, 1);
+	assert_int_equal(c.fx->last_reset_peak_device, 1);
+	assert_int_equal(npl_reset_peak_stats(c.a, -1), 0);
+	assert_int_equal(c.fx->reset_peak_status, 3);
+	assert_int_equal(c.fx->last_reset_peak_device, 1);
+	assert_int_equal(nwarned, 0);
+	npl_destroy(c.a);
+}
+
+static void resets_without_support_warn_with_torch_npu_words(void **state)
+{
+	struct ctx c = load_warned("fx_alloc fx_free");
+	(void)state;
+
+	assert_int_equal(npl_reset_peak_stats(c.a, -1), 0);
+	assert_int_equal(npl_reset_peak_stats(c.a, 0), 0);
+	assert_int_equal(npl_reset_accumulated_stats(c.a, -1), 0);
+	assert_int_equal(nwarned, 2);
+	assert_string_equal(warned[0], "reset_peak_status_fn_ is not define, "
+				       "please set by set_reset_peak_status_fn");
+	assert_string_equal(warned[1], "NPUPluggableAllocator does not yet support "
+				       "resetAccumulatedStats. If you need it, please file an "
+				       "issue describing your use case.");
+	npl_destroy(c.a);
+}
+
+static void erase_stream_reaches_the_hook_for_live_pointers_only(void **state)
+{
+	struct ctx c = load("fx_alloc fx_free erase_stream=fx_erase_stream");
+	void *p;
+	(void)state;
+
+	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_erase_stream(c.a, p, NULL), 0);
+	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_erase_stream(c.a, p, NULL), -EINVAL);
+	assert_int_equal(c.fx->erase_stream, 1);
+	npl_destroy(c.a);
+}
+
 static void zero_bytes_give_null_and_no_stats(void **state)
 {
 	struct ctx c = load("fx_alloc fx_free");
@@ -420,6 +547,12 @@ int main(void)
 		T(memory_fraction_reaches_the_hook),
 		T(record_stream_reaches_the_hook_for_live_pointers_only),
 		T(reset_peak_brings_peak_down_to_current),
+		T(get_device_stats_hook_numbers_are_memory_stats),
+		T(without_get_device_stats_the_wrapper_counts_and_torch_npu_warns_once),
+		T(a_get_device_stats_hook_that_crashes_retires_the_plugin),
+		T(reset_peak_status_hook_is_called_for_each_device_asked),
+		T(resets_without_support_warn_with_torch_npu_words),
+		T(erase_stream_reaches_the_hook_for_live_pointers_only),
 		T(zero_bytes_give_null_and_no_stats),
 		T(bad_device_is_refused_before_the_plugin),
 		T(destroy_gives_live_blocks_back_to_the_plugin),

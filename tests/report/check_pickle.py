@@ -91,12 +91,14 @@ def main():
         "is_expandable", "frames", "blocks"])
     check("device_traces", data["device_traces"], [[
         {"action": "segment_alloc", "addr": SEG, "size": 2097152, "stream": 0,
-         "time_us": TIME, "frames": []},
+         "pool_id": (0, 0), "time_us": TIME, "frames": []},
         {"action": "alloc", "addr": SEG, "size": 1000, "stream": 0,
-         "time_us": TIME + 1, "frames": []},
+         "pool_id": (0, 0), "time_us": TIME + 1, "frames": []},
         {"action": "oom", "device_free": 1048576, "size": 67109376,
-         "stream": 0, "time_us": TIME + 2, "frames": []},
+         "stream": 0, "pool_id": (0, 1), "time_us": TIME + 2, "frames": []},
     ]])
+    check("trace entry key order", list(data["device_traces"][0][2]), [
+        "action", "device_free", "size", "stream", "pool_id", "time_us", "frames"])
     check("segsum", segsum(data), (2097152, 1000, 24, 2096128))
     check("trace", trace(data), [(0, "segment_alloc", 2097152, 0),
                                  (0, "alloc", 1000, 0), (0, "oom", 67109376, 0)])

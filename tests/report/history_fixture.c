@@ -16,9 +16,12 @@ static struct npa_segment_info segment = {
 };
 
 static struct npa_trace_entry entries[] = {
-	{ NPA_TRACE_SEGMENT_ALLOC, HF_SEG, 2097152, 0, HF_TIME },
-	{ NPA_TRACE_ALLOC, HF_SEG, 1000, 0, HF_TIME + 1 },
-	{ NPA_TRACE_OOM, 1048576, 67109376, 0, HF_TIME + 2 },
+	{ .action = NPA_TRACE_SEGMENT_ALLOC, .addr = HF_SEG, .size = 2097152,
+	  .time_us = HF_TIME },
+	{ .action = NPA_TRACE_ALLOC, .addr = HF_SEG, .size = 1000, .time_us = HF_TIME + 1 },
+	/* an OOM inside a MemPool: its id travels with the entry */
+	{ .action = NPA_TRACE_OOM, .addr = 1048576, .size = 67109376, .pool_id = { 0, 1 },
+	  .time_us = HF_TIME + 2 },
 };
 
 void hf_snapshot(struct npa_snapshot *snap)

@@ -17,9 +17,10 @@
 
 #define NPU_KEYS 123
 #define CUDA_KEYS 122
-/* 9 arrays + 7 scalars (6 in cuda) + 2 singles, each with HELP and TYPE. */
-#define NPU_FAMILIES 18
-#define CUDA_FAMILIES 17
+/* 9 arrays and 2 singles, each a gauge (current, peak) and two counters
+ * (allocated, freed), + 7 scalars (6 in cuda); each with HELP and TYPE. */
+#define NPU_FAMILIES (11 * 3 + 7)
+#define CUDA_FAMILIES (11 * 3 + 6)
 
 static char *prom(const struct npa_stats *s, int ndev, const struct npa_flavor *fl,
 		  struct sbuf *b)
@@ -88,6 +89,25 @@ static void families_have_one_help_and_type_before_samples(void **state)
 	sbuf_release(&b);
 }
 
+/* Running totals only go up (until reset_accumulated_stats): counters. */
+static void running_totals_are_counters_named_total(void **state)
+{
+	struct npa_stats s = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	fixture_one_mib_tensor(&s);
+	const char *text = prom(&s, 1, &npa_flavor_cuda, &b);
+	has_line(text, "# TYPE npumemfs_allocated_bytes_allocated_total counter");
+	has_line(text, "npumemfs_allocated_bytes_allocated_total{device=\"0\",pool=\"small_pool\"} 1048576");
+	has_line(text, "# TYPE npumemfs_allocated_bytes_freed_total counter");
+	has_line(text, "npumemfs_requested_bytes_freed_total{device=\"0\",pool=\"all\"} 0");
+	has_line(text, "# TYPE npumemfs_oversize_allocations_allocated_total counter");
+	assert_null(strstr(text, "stat=\"allocated\""));
+	assert_null(strstr(text, "stat=\"freed\""));
+	sbuf_release(&b);
+}
+
 static void cuda_has_no_oom_rejections(void **state)
 {
 	struct npa_stats s = { 0 };
@@ -122,7 +142,17 @@ static int sample_to_flat(const char *line, int *device, char *key, size_t keyle
 		return -1;
 	size_t len = strlen(name);
 	if (len > 6 && strcmp(name + len - 6, "_total") == 0)
-		name[len - 6] = '\0';
+		name[len -= 6] = '\0';
+	/* NAME_allocated_total and NAME_freed_total: stat "allocated", "freed". */
+	for (const char *const *f = (const char *const[]){ "allocated", "freed", NULL }; *f; f++) {
+		size_t fl = strlen(*f);
+		if (len > fl + 1 && name[len - fl - 1] == '_' && strcmp(name + len - fl, *f) == 0 &&
+		    strncmp(name, "num_", 4) != 0) {
+			snprintf(stat, sizeof(stat), "%s", *f);
+			name[len - fl - 1] = '\0';
+			break;
+		}
+	}
 	snprintf(key, keylen, "%s%s%s%s%s %lld", name, pool[0] ? "." : "", pool,
 		 stat[0] ? "." : "", stat, v);
 	return 0;
@@ -204,6 +234,7 @@ int main(void)
 		cmocka_unit_test(families_have_one_help_and_type_before_samples),
 		cmocka_unit_test(cuda_has_no_oom_rejections),
 		cmocka_unit_test(every_stat_appears_once_per_device),
+		cmocka_unit_test(running_totals_are_counters_named_total),
 		cmocka_unit_test(devices_of_a_family_are_one_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,11 +25,11 @@ static void each_entry_is_one_compact_line(void **state)
 	assert_int_equal(report_trace_jsonl(&out, &t), 0);
 	assert_string_equal(out.data,
 		"{\"action\":\"segment_alloc\",\"addr\":139888158572544,\"size\":2097152,"
-		"\"stream\":0,\"time_us\":1700000000000000}\n"
+		"\"stream\":0,\"pool_id\":[0,0],\"time_us\":1700000000000000}\n"
 		"{\"action\":\"alloc\",\"addr\":139888158572544,\"size\":1000,"
-		"\"stream\":0,\"time_us\":1700000000000001}\n"
+		"\"stream\":0,\"pool_id\":[0,0],\"time_us\":1700000000000001}\n"
 		"{\"action\":\"oom\",\"device_free\":1048576,\"size\":67109376,"
-		"\"stream\":0,\"time_us\":1700000000000002}\n");
+		"\"stream\":0,\"pool_id\":[0,1],\"time_us\":1700000000000002}\n");
 	sbuf_release(&out);
 }
 

@@ -256,7 +256,12 @@ static void bad_physical_requests_are_refused(void **state)
 	assert_int_equal(aclrtMallocPhysical(&h, 0, &prop, 0), ACL_ERROR_INVALID_PARAM);
 	assert_int_equal(aclrtMallocPhysical(&h, 2 * MiB, NULL, 0), ACL_ERROR_INVALID_PARAM);
 	assert_int_equal(aclrtMallocPhysical(NULL, 2 * MiB, &prop, 0), ACL_ERROR_INVALID_PARAM);
+	/* The host is one location, id 0 (test_sim_host.c uses it). */
 	prop.location.type = ACL_MEM_LOCATION_TYPE_HOST;
+	prop.location.id = 1;
+	assert_int_equal(aclrtMallocPhysical(&h, 2 * MiB, &prop, 0), ACL_ERROR_INVALID_PARAM);
+	prop.location.type = ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+	prop.location.id = 0;
 	assert_int_equal(aclrtMallocPhysical(&h, 2 * MiB, &prop, 0), ACL_ERROR_INVALID_PARAM);
 	prop = on_device(9);
 	assert_int_equal(aclrtMallocPhysical(&h, 2 * MiB, &prop, 0), ACL_ERROR_INVALID_DEVICE);

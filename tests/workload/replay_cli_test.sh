@@ -69,6 +69,15 @@ stdin)
 	printf 'alloc a 4KiB\n' | "$replay" --format json - >out 2>err || fail "exit $?"
 	grep -q '"allocation"' out || fail "no JSON stats"
 	;;
+too_many_events)
+	# 20,000,001 events through a pipe: refused at the line past the cap,
+	# exit 2, nothing replayed.
+	status=0
+	awk 'BEGIN { print "alloc a 1"; for (i = 0; i < 10000000; i++) print "free a\nalloc a 1" }' |
+		"$replay" - >out 2>err || status=$?
+	expect_status 2
+	expect_err "-:20000001: more than 20000000 events: a trace is held whole in memory; split it"
+	;;
 cuda_flavor)
 	printf 'alloc a 1\n' >t.trace
 	run --flavor cuda --format stats t.trace
@@ -195,7 +204,15 @@ gentrace_decode_options)
 	status=0
 	"$gentrace" training --share-pool no >out 2>err || status=$?
 	expect_status 2
-	expect_err "npumem-gentrace: --batches and --share-pool are decode-graphs options"
+	expect_err "npumem-gentrace: --batches, --share-pool and --graphs are decode-graphs options"
+	status=0
+	"$gentrace" decode-graphs --graphs no --share-pool no >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --share-pool needs graphs (--graphs no captures none)"
+	status=0
+	"$gentrace" decode-graphs --graphs maybe >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad graphs 'maybe' (yes or no)"
 	status=0
 	"$gentrace" decode-graphs --batches 8..3 >out 2>err || status=$?
 	expect_status 2

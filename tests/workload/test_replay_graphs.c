@@ -259,6 +259,14 @@ static void a_replay_after_reset_is_refused(void **state)
 			   : "t:5: Called CUDAGraph::replay without a preceding successful capture.");
 }
 
+/* npu: empty_cache's device synchronization is refused by the runtime;
+ * cuda: captures_underway is not empty. */
+static void empty_cache_during_a_capture_is_refused(void **state)
+{
+	refused(state, "alloc a 4096\nfree a\ncapture_begin 1\nempty_cache\n",
+		"t:4: empty_cache failed: refused while a capture is under way on the device");
+}
+
 /* A reset graph captures again, into a new pool of its own. */
 static void a_reset_graph_captures_again(void **state)
 {
@@ -294,6 +302,7 @@ int main(void)
 		BOTH(a_mempool_end_without_begin_is_refused),
 		BOTH(a_second_capture_of_a_graph_is_refused),
 		BOTH(a_replay_after_reset_is_refused),
+		BOTH(empty_cache_during_a_capture_is_refused),
 		BOTH(a_reset_graph_captures_again),
 	};
 

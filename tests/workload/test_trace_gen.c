@@ -21,16 +21,22 @@ struct text {
 	size_t len;
 };
 
-static struct text generate(enum wl_gen_kind kind, uint64_t seed, unsigned steps)
+static struct text generate_with(enum wl_gen_kind kind, const struct wl_gen_options *opt)
 {
-	struct wl_gen_options opt = { .seed = seed, .steps = steps };
 	struct text t = { 0 };
 	FILE *f = open_memstream(&t.data, &t.len);
 
 	assert_non_null(f);
-	assert_int_equal(wl_gen_write(kind, &opt, f), 0);
+	assert_int_equal(wl_gen_write(kind, opt, f), 0);
 	assert_int_equal(fclose(f), 0);
 	return t;
+}
+
+static struct text generate(enum wl_gen_kind kind, uint64_t seed, unsigned steps)
+{
+	struct wl_gen_options opt = { .seed = seed, .steps = steps };
+
+	return generate_with(kind, &opt);
 }
 
 static struct wl_trace *parse(const struct text *text)
@@ -118,12 +124,31 @@ static void training_parses_with_streams_and_syncs(void **state)
 	struct wl_trace *t = parse(&a);
 
 	(void)state;
-	assert_balanced(t);
 	/* Per step: the prefetched batch, and 3 all-reduced gradient buckets. */
 	assert_int_equal(count_op(t, WL_RECORD_STREAM), 4 * (1 + 3));
-	/* Per step: sync 1 (prefetch), sync 2 (all-reduce), sync 0; and one at the end. */
-	assert_int_equal(count_op(t, WL_SYNC), 4 * 3 + 1);
+	/* Per step: sync 1 (prefetch), sync 2 (all-reduce), sync 0. */
+	assert_int_equal(count_op(t, WL_SYNC), 4 * 3);
 	assert_int_equal(t->nstreams, 3);
+	wl_trace_free(t);
+	free(a.data);
+}
+
+/* 12 layers of 12 parameters and the embedding; Adam's two moments for
+ * each layer and the embedding. */
+#define TRAINING_PERSISTENT (12 * 12 + 1 + 2 * 13)
+
+static void training_keeps_weights_and_adam_state_and_loops_over_steps(void **state)
+{
+	struct text a = generate(WL_GEN_TRAINING, 1, 4);
+	struct wl_trace *t = parse(&a);
+
+	(void)state;
+	assert_int_equal(count_op(t, WL_ALLOC) - count_op(t, WL_FREE), TRAINING_PERSISTENT);
+	assert_true(t->has_loop);
+	/* The steps after the first repeat: loop_start follows step 0's last sync. */
+	assert_int_equal(t->events[t->loop_from - 1].op, WL_FREE);
+	assert_int_equal(t->events[t->loop_from - 2].op, WL_SYNC);
+	assert_true(strstr(a.data, "\nloop_start\n# step 1,") != NULL);
 	wl_trace_free(t);
 	free(a.data);
 }
@@ -254,13 +279,10 @@ static void batches_are_vllm_sizes_in_a_range_or_a_list(void **state)
 static void decode_graphs_captures_each_size_once_then_replays(void **state)
 {
 	struct wl_gen_options opt = { .seed = 7, .steps = 50 };
-	struct text text = { 0 };
-	FILE *f = open_memstream(&text.data, &text.len);
 
 	(void)state;
 	assert_int_equal(wl_gen_parse_batches("1..64", &opt), 0);
-	assert_int_equal(wl_gen_write(WL_GEN_DECODE_GRAPHS, &opt, f), 0);
-	assert_int_equal(fclose(f), 0);
+	struct text text = generate_with(WL_GEN_DECODE_GRAPHS, &opt);
 	struct wl_trace *t = parse(&text);
 	assert_int_equal(count_op(t, WL_CAPTURE_BEGIN), 11);
 	assert_int_equal(count_op(t, WL_CAPTURE_END), 11);
@@ -276,15 +298,30 @@ static void decode_graphs_captures_each_size_once_then_replays(void **state)
 static void decode_graphs_without_sharing_names_no_pool(void **state)
 {
 	struct wl_gen_options opt = { .seed = 1, .steps = 1, .own_pools = true };
-	struct text text = { 0 };
-	FILE *f = open_memstream(&text.data, &text.len);
+	struct text text = generate_with(WL_GEN_DECODE_GRAPHS, &opt);
 
 	(void)state;
-	assert_int_equal(wl_gen_write(WL_GEN_DECODE_GRAPHS, &opt, f), 0);
-	assert_int_equal(fclose(f), 0);
 	struct wl_trace *t = parse(&text);
 	assert_int_equal(t->ngraphs, 35);
 	assert_int_equal(t->npools, 0);
+	wl_trace_free(t);
+	free(text.data);
+}
+
+/* The eager baseline: the same decode steps, each running its layers on
+ * the default stream; no graph, no pool. */
+static void decode_without_graphs_captures_nothing(void **state)
+{
+	struct wl_gen_options opt = { .seed = 1, .steps = 3, .no_graphs = true };
+	struct text text = generate_with(WL_GEN_DECODE_GRAPHS, &opt);
+
+	(void)state;
+	struct wl_trace *t = parse(&text);
+	assert_int_equal(count_op(t, WL_CAPTURE_BEGIN), 0);
+	assert_int_equal(count_op(t, WL_GRAPH_REPLAY), 0);
+	assert_int_equal(t->ngraphs, 0);
+	assert_int_equal(t->nstreams, 1);
+	assert_null(strstr(text.data, "stream="));
 	wl_trace_free(t);
 	free(text.data);
 }
@@ -297,6 +334,7 @@ int main(void)
 		cmocka_unit_test(random_is_deterministic),
 		cmocka_unit_test(first_line_says_how_the_trace_was_made),
 		cmocka_unit_test(training_parses_with_streams_and_syncs),
+		cmocka_unit_test(training_keeps_weights_and_adam_state_and_loops_over_steps),
 		cmocka_unit_test(churn_sizes_lie_between_512_bytes_and_1_mib),
 		cmocka_unit_test(churn_live_set_stays_at_most_1000),
 		cmocka_unit_test(random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib),
@@ -305,6 +343,7 @@ int main(void)
 		cmocka_unit_test(batches_are_vllm_sizes_in_a_range_or_a_list),
 		cmocka_unit_test(decode_graphs_captures_each_size_once_then_replays),
 		cmocka_unit_test(decode_graphs_without_sharing_names_no_pool),
+		cmocka_unit_test(decode_without_graphs_captures_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,7 +172,7 @@ static void every_command_has_its_op(void **state)
 /* A graph name keeps its index; each unnamed capture is a graph of its own. */
 static void captures_resolve_graphs_pools_and_streams(void **state)
 {
-	struct wl_trace *t = parse_ok("capture_begin 3 pool=P graph=g device=2\n"
+	struct wl_trace *t = parse_ok("capture_begin 3 pool=P graph=g device=2 mode=relaxed\n"
 				      "alloc a 1 stream=3 device=2\ncapture_end 3\n"
 				      "capture_begin 1 pool=P\nsync 3\ncapture_end 1\n"
 				      "capture_begin 1\ncapture_end 1\n"
@@ -187,6 +187,7 @@ static void captures_resolve_graphs_pools_and_streams(void **state)
 	assert_int_equal(ev[0].slot, 0);
 	assert_int_equal(ev[0].pool, 0);
 	assert_int_equal(ev[0].device, 2);
+	assert_int_equal(ev[0].flags, ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
 	assert_int_equal(t->stream_number[ev[0].stream], 3);
 	assert_int_equal(ev[2].op, WL_CAPTURE_END);
 	assert_int_equal(ev[2].slot, 0);
@@ -200,6 +201,7 @@ static void captures_resolve_graphs_pools_and_streams(void **state)
 	assert_int_equal(ev[5].slot, 1);
 	assert_int_equal(ev[6].slot, 2);
 	assert_int_equal(ev[6].pool, WL_NO_POOL);
+	assert_int_equal(ev[6].flags, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
 	assert_int_equal(ev[8].op, WL_GRAPH_RESET);
 	assert_int_equal(ev[8].slot, 0);
 	assert_int_equal(ev[9].slot, 0);
@@ -277,6 +279,30 @@ static void a_line_longer_than_4096_bytes_is_refused(void **state)
 	free(text);
 }
 
+/* Weights before loop_start, steps after it that free what they allocate
+ * (an ID freed and allocated again in the steps is fine). */
+static void loop_start_marks_the_first_repeated_event(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc w 4MiB\nalloc b 1\nloop_start\nfree b\n"
+				      "alloc x 2MiB\nfree x\nalloc b 1\n");
+
+	(void)state;
+	assert_true(t->has_loop);
+	assert_int_equal(t->loop_from, 2);
+	assert_int_equal(t->nevents, 6);
+	assert_int_equal(t->events[t->loop_from].line, 4);
+	wl_trace_free(t);
+}
+
+static void a_trace_without_loop_start_has_no_loop(void **state)
+{
+	struct wl_trace *t = parse_ok("alloc a 1\nfree a\n");
+
+	(void)state;
+	assert_false(t->has_loop);
+	wl_trace_free(t);
+}
+
 static void empty_trace_has_no_events(void **state)
 {
 	struct wl_trace *t = parse_ok("# nothing\n");
@@ -332,6 +358,8 @@ int main(void)
 		cmocka_unit_test(mempools_take_flags_and_share_names_with_pools),
 		cmocka_unit_test(a_line_longer_than_4096_bytes_is_refused),
 		cmocka_unit_test(empty_trace_has_no_events),
+		cmocka_unit_test(loop_start_marks_the_first_repeated_event),
+		cmocka_unit_test(a_trace_without_loop_start_has_no_loop),
 		cmocka_unit_test(missing_file_gives_its_name_and_enoent),
 		cmocka_unit_test(load_names_messages_after_the_path),
 	};

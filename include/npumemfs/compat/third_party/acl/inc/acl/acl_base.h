@@ -1,0 +1,6 @@
+/*
+ * acl_base.h at the path torch_npu's install tree gives it
+ * (include/third_party/acl/inc/acl/), so that a plug-in written with
+ * `#include "third_party/acl/inc/acl/acl_base.h"` builds against npusim.pc.
+ */
+#include <acl/acl_base.h>

@@ -1,0 +1,161 @@
+/*
+ * host_impl.h - the pinned host allocator's state (internal to the host_*
+ * files). Everything here runs under h->lock unless it says otherwise.
+ */
+#ifndef NPA_HOST_IMPL_H
+#define NPA_HOST_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <bsd/sys/queue.h>
+#include <uthash.h>
+
+#include "alloc_conf.h"
+#include "host_allocator.h"
+#include "lock.h"
+
+#define NPA_HOST_BUCKETS 64 /* MAX_SIZE_INDEX: one free list per log2 size */
+
+struct host_pool;
+
+/* The streams that used a block since it was handed out (a small set). */
+struct host_streams {
+	aclrtStream *s;
+	size_t n, cap;
+};
+
+/* ATen HostBlock, with owning_pool_ and was_allocated_during_stream_capture_. */
+struct host_block {
+	char *ptr;
+	size_t size;
+	bool allocated;
+	bool during_capture;
+	bool reserved;             /* carved from the reserve segment */
+	size_t event_count;
+	struct host_streams streams;
+	struct host_pool *pool;
+	TAILQ_ENTRY(host_block) free_link;
+	UT_hash_handle hh;         /* every block, by ptr (ptr_to_block_) */
+};
+
+TAILQ_HEAD(host_free_list, host_block);
+
+/* HostPrivatePool, and the default pool with id (0, 0). */
+struct host_pool {
+	struct npa_pool_id id;
+	int use_count;
+	bool freeable;
+	size_t nblocks;            /* blocks it owns, in any state */
+	struct host_free_list free[NPA_HOST_BUCKETS];
+	struct host_pool *next;    /* insertion order */
+};
+
+/* An event recorded for a freed block's stream; `event` NULL while the
+ * stream captures and cannot record one yet. */
+struct host_event {
+	aclrtEvent event;
+	aclrtStream stream;
+	void *block;               /* struct host_block or struct xblock */
+	TAILQ_ENTRY(host_event) link;
+};
+
+TAILQ_HEAD(host_event_queue, host_event);
+
+struct host_scope {
+	struct npa_pool_id id;
+	npa_pool_filter filter;
+	void *arg;
+	struct host_pool *pool;
+};
+
+/* PinnedReserveSegment: a bump allocator in one host malloc, never freed. */
+struct host_reserve {
+	char *base;
+	size_t size, used;
+	bool decided;              /* the first allocation has looked at it */
+};
+
+/* The thresholds in force, copied from the settings under h->lock. */
+struct host_limits {
+	size_t round_threshold;    /* pinned_max_round_threshold; SIZE_MAX: none */
+	size_t cached_max;         /* pinned_max_cached_size; SIZE_MAX: none */
+	size_t reserve_size;       /* pinned_reserve_segment_size_mb in bytes */
+};
+
+struct host_expandable;
+
+struct npa_host {
+	struct npa_lock lock;
+	enum npa_host_variant variant;
+	uint64_t host_capacity;          /* the machine's, for range sizes */
+	struct host_limits limits;
+	struct host_block *blocks;       /* by ptr */
+	struct host_pool dflt;
+	struct host_pool *pools;         /* private, insertion order */
+	struct host_scope *scopes;
+	size_t nscopes, scope_cap;
+	struct host_event_queue events;  /* newest at the head */
+	aclrtEvent *spare;               /* EventPool */
+	size_t nspare, spare_cap;
+	struct host_reserve reserve;
+	/* allocations and allocated_bytes, and per bucket the active stats */
+	struct npa_stat allocations, allocated_bytes;
+	struct npa_stat active_requests[NPA_HOST_BUCKETS];
+	struct npa_stat active_bytes[NPA_HOST_BUCKETS];
+	struct npa_duration_stat alloc_time, free_time;
+	struct host_expandable *xp;      /* the expandable variant's state */
+};
+
+/* host_allocator.c */
+int npa_host_create(struct npa_host **out, enum npa_host_variant variant,
+		    const struct host_limits *limits, uint64_t host_capacity);
+/* The limits a configuration gives. */
+struct host_limits npa_host_limits_of(const struct npa_conf *conf);
+void npa_host_destroy(struct npa_host *h);
+/* npa_set_conf changed the thresholds. */
+void npa_host_set_limits(struct npa_host *h, const struct host_limits *limits);
+/* Whether the reserve segment's size can still change. */
+bool npa_host_reserve_decided(struct npa_host *h);
+unsigned npa_host_bucket(size_t size);
+uint64_t npa_host_now_us(void);
+
+/* host_streams.c: stream sets, events, and whether a stream captures. */
+int host_streams_add(struct host_streams *set, aclrtStream s);
+void host_streams_clear(struct host_streams *set);
+aclrtEvent host_event_get(struct npa_host *h);
+void host_event_put(struct npa_host *h, aclrtEvent e);
+/* One event per stream of `set`, queued for `block`; returns how many. */
+size_t host_record_events(struct npa_host *h, const struct host_streams *set, void *block);
+/* The oldest queued event's block if it completed (dequeued), else NULL;
+ * an event a capture kept from being recorded is recorded first. */
+void *host_next_completed(struct npa_host *h);
+bool host_stream_capturing(aclrtStream s);
+void host_events_fini(struct npa_host *h);
+/* The stream numbers of the first 4 streams of `set`, for block views. */
+void host_stream_ids(const struct host_streams *set, uint64_t out[4]);
+/* qsort order of npa_host_block_info: by address. */
+int host_info_by_address(const void *a, const void *b);
+
+/* host_pools.c */
+struct host_pool *host_pool_route(struct npa_host *h, aclrtStream stream);
+struct host_pool *host_pool_find(struct npa_host *h, struct npa_pool_id id);
+void host_pool_init(struct host_pool *p, struct npa_pool_id id);
+void host_pool_delete(struct npa_host *h, struct host_pool *p);
+bool host_pool_routed(const struct npa_host *h, const struct host_pool *p);
+void host_pools_fini(struct npa_host *h);
+
+/* host_expandable.c: the pin_memory_expandable_segments variant. */
+int host_xp_create(struct npa_host *h);
+void host_xp_destroy(struct npa_host *h);
+int host_xp_malloc(struct npa_host *h, size_t size, void **ptr, char *err, size_t errlen);
+int host_xp_free(struct npa_host *h, void *ptr);
+int host_xp_record_event(struct npa_host *h, const void *ptr, aclrtStream stream);
+size_t host_xp_block_size(struct npa_host *h, const void *ptr);
+void host_xp_empty_cache(struct npa_host *h);
+void host_xp_stats(struct npa_host *h, struct npa_host_stats *out);
+void host_xp_reset(struct npa_host *h, bool peak);
+int host_xp_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n);
+int host_xp_check(struct npa_host *h, char *err, size_t errlen);
+
+#endif /* NPA_HOST_IMPL_H */

@@ -1,0 +1,35 @@
+/*
+ * pinned_store.h - pinned host tensors by name: pin_memory() allocations
+ * from the host allocator whose bytes a caller reads and writes, as
+ * pinned/NAME files show them. Thread-safe (one lock).
+ */
+#ifndef NPUMEMFS_PINNED_STORE_H
+#define NPUMEMFS_PINNED_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct npa_host;
+struct pinned_store;
+
+int ps_new(struct npa_host *host, struct pinned_store **out);
+/* Frees every tensor, then the store. */
+void ps_free(struct pinned_store *ps);
+
+/* An empty tensor (size 0). -EEXIST, -ENAMETOOLONG, -ENOMEM. */
+int ps_create(struct pinned_store *ps, const char *name);
+int ps_unlink(struct pinned_store *ps, const char *name);
+int ps_size(struct pinned_store *ps, const char *name, uint64_t *size);
+/* A new block of `size`, what fits copied, the old one freed; on -ENOMEM
+ * (upstream's text in err) the tensor keeps its block and bytes. */
+int ps_resize(struct pinned_store *ps, const char *name, uint64_t size, char *err,
+	      size_t errlen);
+ssize_t ps_read(struct pinned_store *ps, const char *name, char *buf, size_t size,
+		uint64_t off);
+ssize_t ps_write(struct pinned_store *ps, const char *name, const char *buf, size_t size,
+		 uint64_t off);
+/* Each name, in creation order; a non-zero return of fn stops. */
+int ps_list(struct pinned_store *ps, int (*fn)(void *arg, const char *name), void *arg);
+
+#endif /* NPUMEMFS_PINNED_STORE_H */
