@@ -5,7 +5,8 @@ set -eu
 
 packages="build-essential cmake pkg-config git
 libfuse3-dev fuse3 libinih-dev libjansson-dev libbsd-dev uthash-dev
-libcmocka-dev python3 valgrind prometheus-node-exporter"
+libcmocka-dev python3 valgrind prometheus-node-exporter
+libfmt-dev xz-utils"
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

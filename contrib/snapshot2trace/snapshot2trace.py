@@ -106,13 +106,26 @@ class Converter:
         self.generation = {}    # (device, addr) -> allocations seen so far
         self.lines = []
         self.written = {"alloc": 0, "free": 0, "live": 0, "deferred": 0,
-                        "oom": 0}
+                        "complete": 0, "oom": 0}
+        self.side_base = None   # first stream number of the side streams
+        self.side_free = []     # side streams no pending free holds
+        self.side_count = 0
 
     def stream(self, s):
         s = as_int(s)
         if s not in self.streams:
             self.streams[s] = len(self.streams)
         return self.streams[s]
+
+    def take_side_stream(self):
+        """A stream of its own for one pending free: the lowest that no
+        other pending free holds, numbered after every recorded stream, so
+        completing it completes nothing else."""
+        if self.side_free:
+            self.side_free.sort()
+            return self.side_free.pop(0)
+        self.side_count += 1
+        return self.side_base + self.side_count - 1
 
     def new_id(self, device, addr):
         gen = self.generation.get((device, addr), 0) + 1
@@ -155,9 +168,15 @@ def unknown_frees(events):
 def walk_device(conv, events, device, live_ids):
     """Append the trace lines of one device's events; live_ids maps the
     address of each block allocated before recording (when --include-live
-    made them) to its ID, and ends holding the blocks still live."""
+    made them) to its ID, and ends holding the blocks still live.
+
+    A free whose free_completed comes later (the block was used on another
+    stream, which the snapshot does not name) becomes record_stream to a
+    stream of its own, the free, and `complete` where free_completed is, so
+    the replay returns the block where the recorded run did."""
     counts = {"events": {}, "unknown_frees": 0}
     deferred = deferred_frees(events)
+    pending = {}    # address -> (ID, side stream) of a deferred free
     for i, e in enumerate(events):
         action = e.get("action", "?")
         counts["events"][action] = counts["events"].get(action, 0) + 1
@@ -168,23 +187,29 @@ def walk_device(conv, events, device, live_ids):
             conv.alloc(tid, e["size"], e.get("stream", 0), device)
             conv.written["alloc"] += 1
         elif action == "free_requested":
-            tid = live_ids.pop(as_int(e["addr"]), None)
+            addr = as_int(e["addr"])
+            tid = live_ids.pop(addr, None)
             if tid is None:
                 counts["unknown_frees"] += 1
                 continue
             if i in deferred:
-                conv.lines.append(f"# {tid}: free completed later, the block "
-                                  "was in use on another stream "
-                                  "(record_stream; stream not recorded)")
+                side = conv.take_side_stream()
+                pending[addr] = (tid, side)
+                conv.lines.append(f"record_stream {tid} {side}")
                 conv.written["deferred"] += 1
             conv.lines.append(f"free {tid}")
             conv.written["free"] += 1
+        elif action == "free_completed" and as_int(e["addr"]) in pending:
+            tid, side = pending.pop(as_int(e["addr"]))
+            conv.lines.append(f"complete {tid}")
+            conv.side_free.append(side)
+            conv.written["complete"] += 1
         elif action == "oom":
             conv.lines.append(f"# oom: {e.get('size', 0)} bytes requested, "
                               f"{e.get('device_free', 0)} bytes free on "
                               f"device {device}")
             conv.written["oom"] += 1
-        # free_completed, segment_*, snapshot and the rest are the
+        # other free_completed, segment_*, snapshot and the rest are the
         # allocator's own doing: the replay reproduces them.
     return counts
 
@@ -237,10 +262,26 @@ def event_counts_text(events):
     return f"{total} events ({parts})" if parts else "0 events"
 
 
+def number_streams(conv, snap, traces, devices, include_live):
+    """Number the recorded streams in the order the walk meets them, so
+    the side streams can come after them all."""
+    for d in devices:
+        if include_live:
+            for e in unknown_frees(traces[d]):
+                conv.stream(e.get("stream", 0))
+            for _, _, stream in live_blocks(snap, d):
+                conv.stream(stream)
+        for e in traces[d]:
+            if e.get("action") == "alloc":
+                conv.stream(e.get("stream", 0))
+    conv.side_base = len(conv.streams)
+
+
 def convert(snap, path, devices, include_live):
     conv = Converter()
     traces = snap["device_traces"]
     headers = []
+    number_streams(conv, snap, traces, devices, include_live)
     for d in devices:
         body_start = len(conv.lines)
         live_ids = prealloc_live(conv, snap, traces[d], d) if include_live else {}
@@ -259,7 +300,11 @@ def header_lines(path, conv, headers):
     w = conv.written
     out.append(f"# written: {w['alloc']} alloc, {w['free']} free, {w['live']} "
                f"live before recording, {w['deferred']} deferred frees, "
-               f"{w['oom']} oom")
+               f"{w['complete']} complete, {w['oom']} oom")
+    if conv.side_count:
+        out.append(f"# streams {conv.side_base} to "
+                   f"{conv.side_base + conv.side_count - 1}: one for each "
+                   "deferred free pending at a time (record_stream, complete)")
     mapped = [f"{s} -> {n}" for s, n in conv.streams.items() if n]
     if mapped:
         out.append("# streams: " + ", ".join(mapped))
@@ -273,6 +318,7 @@ def summary(path, out_name, conv, headers):
     return (f"{PROG}: {path} -> {out_name}: device {devs}: {w['alloc']} "
             f"allocs, {w['free']} frees, {w['live']} live before recording, "
             f"{skipped} frees skipped, {w['deferred']} deferred, "
+            f"{w['complete']} completed, "
             f"{w['oom']} OOMs, {len(conv.streams) - 1} streams")
 
 

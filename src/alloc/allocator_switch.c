@@ -314,6 +314,12 @@ static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_
 	return rc;
 }
 
+/* The built-in allocator outlives every swap, so it hears of every stream. */
+int sw_set_stream_number(struct sw *sw, aclrtStream stream, int device, long number)
+{
+	return npa_set_stream_number(sw->npa, stream, device, number);
+}
+
 int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream)
 {
 	return stream_use(sw, ptr, stream, RECORD);

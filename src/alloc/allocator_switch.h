@@ -76,6 +76,9 @@ int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 /* Through the owner. -EINVAL "Trying to free a pointer not allocated here". */
 int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen);
 int sw_record_stream(struct sw *sw, void *ptr, aclrtStream stream);
+/* npa_set_stream_number on the built-in caching allocator. */
+int sw_set_stream_number(struct sw *sw, aclrtStream stream, int device, long number);
+
 /* torch_npu.erase_stream: through the owner (its erase_stream hook). */
 int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream);
 

@@ -171,6 +171,18 @@ int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 	return rc;
 }
 
+int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long number)
+{
+	int rc = 0;
+
+	for (int d = 0; d < a->ndev && rc == 0; d++) {
+		npa_lock_acquire(&a->dev[d].lock);
+		rc = npa_event_queues_name(&a->dev[d].events, stream, device, number);
+		npa_lock_release(&a->dev[d].lock);
+	}
+	return rc;
+}
+
 int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
 	struct npa_ptr_slot *slot;

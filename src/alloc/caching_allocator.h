@@ -69,6 +69,15 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen);
 /* Mark `ptr` as used on `stream`: its free waits for the stream's work. */
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream);
 /*
+ * Stream `stream` of `device` is stream `number` as traces and the mount
+ * count them (S >= 1: the S-th stream a fresh process takes from the
+ * stream pool; 0: the default stream; below 0: forget the stream). The
+ * number names the c10 stream upstream would have, whose hash orders the
+ * walk over pending events. A stream never numbered counts by its runtime
+ * id. 0 or -ENOMEM.
+ */
+int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long number);
+/*
  * torch_npu.erase_stream(tensor, stream) on a live pointer: the stream an
  * earlier record_stream added is dropped, so the block's free waits for no
  * event there (upstream also requires the caller to be on the block's own

@@ -24,6 +24,11 @@ const struct npa_flavor npa_flavor_npu = {
 	/* NPUCachingAllocator.cpp is_capture_context(), try_mempool_fallback. */
 	.any_scope_is_capture = false,
 	.mempool_fallback_last = false,
+	/* NPUStream.cpp makeStreamId(StreamIdType::NORMAL = 3, i): (3 << 5) | i,
+	 * on DeviceType::PrivateUse1 (20). */
+	.c10_device_type = 20,
+	.pool_index_shift = 0,
+	.pool_id_bits = 3u << 5,
 };
 
 const struct npa_flavor npa_flavor_cuda = {
@@ -40,6 +45,11 @@ const struct npa_flavor npa_flavor_cuda = {
 	 * mempools as a last resort". */
 	.any_scope_is_capture = true,
 	.mempool_fallback_last = true,
+	/* CUDAStream.cpp makeStreamId(StreamIdType(1), i): i << 5 | 1 << 1 | 1,
+	 * on DeviceType::CUDA (1). */
+	.c10_device_type = 1,
+	.pool_index_shift = 5,
+	.pool_id_bits = 3,
 };
 
 const struct npa_flavor *npa_flavor_find(const char *name)

@@ -48,7 +48,17 @@ struct npa_flavor {
 	/* use_on_oom pools are tried: npu before releasing cached blocks
 	 * (try_mempool_fallback), cuda as the last resort after every release. */
 	bool mempool_fallback_last;
+	/* The c10 stream the S-th stream a fresh process takes from the pool
+	 * is (getStreamFromPool; the default stream is id 0): id
+	 * ((S - 1) % 32) << pool_index_shift | pool_id_bits, hashed with
+	 * device type c10_device_type (c10::Stream::hash). */
+	unsigned c10_device_type;
+	unsigned pool_index_shift;
+	unsigned pool_id_bits;
 };
+
+/* Streams in a stream pool (kStreamsPerPool, both upstreams). */
+#define NPA_STREAMS_PER_POOL 32
 
 extern const struct npa_flavor npa_flavor_npu;
 extern const struct npa_flavor npa_flavor_cuda;

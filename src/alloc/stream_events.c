@@ -6,21 +6,80 @@
 
 #include "device.h"
 
+#include "stream_id.h"
+
+static void free_queue(struct npa_event_queue *q)
+{
+	struct npa_pending *e = q->head;
+
+	while (e != NULL) {
+		struct npa_pending *next = e->next;
+
+		aclrtDestroyEvent(e->event);
+		free(e);
+		e = next;
+	}
+}
+
 void npa_event_queues_fini(struct npa_event_queues *qs)
 {
-	for (size_t i = 0; i < qs->n; i++) {
-		struct npa_pending *e = qs->q[i].head;
+	for (size_t i = 0; i < npa_stream_map_end(&qs->map); i++) {
+		struct npa_event_queue *q = npa_stream_map_at(&qs->map, i);
 
-		while (e != NULL) {
-			struct npa_pending *next = e->next;
-
-			aclrtDestroyEvent(e->event);
-			free(e);
-			e = next;
-		}
+		if (q != NULL)
+			free_queue(q);
 	}
-	free(qs->q);
+	npa_stream_map_fini(&qs->map);
+	free(qs->names);
 	*qs = (struct npa_event_queues){ 0 };
+}
+
+static struct npa_stream_name *find_name(const struct npa_event_queues *qs,
+					 aclrtStream stream)
+{
+	for (size_t i = 0; i < qs->nnames; i++)
+		if (qs->names[i].stream == stream)
+			return &qs->names[i];
+	return NULL;
+}
+
+int npa_event_queues_name(struct npa_event_queues *qs, aclrtStream stream, int device,
+			  long number)
+{
+	struct npa_stream_name *n = find_name(qs, stream);
+
+	if (number < 0) {
+		if (n != NULL)
+			*n = qs->names[--qs->nnames];
+		return 0;
+	}
+	if (n == NULL && qs->nnames == qs->names_cap) {
+		size_t cap = qs->names_cap ? 2 * qs->names_cap : 8;
+		struct npa_stream_name *v = realloc(qs->names, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		qs->names = v;
+		qs->names_cap = cap;
+	}
+	if (n == NULL)
+		n = &qs->names[qs->nnames++];
+	*n = (struct npa_stream_name){ .stream = stream, .device = device, .number = number };
+	return 0;
+}
+
+uint64_t npa_stream_key(const struct npa_device *dev, aclrtStream stream)
+{
+	const struct npa_flavor *f = dev->flavor;
+	const struct npa_stream_name *n = find_name(&dev->events, stream);
+	uint64_t device = (uint64_t)(n != NULL ? n->device : dev->id);
+	uint64_t number = n != NULL ? (uint64_t)n->number : npa_stream_id(stream);
+	uint64_t id = 0;
+
+	if (stream != NULL && number != 0 && number != UINT64_MAX)
+		id = (number - 1) % NPA_STREAMS_PER_POOL << f->pool_index_shift | f->pool_id_bits;
+	return (uint64_t)f->c10_device_type << 56 | (device & 0xff) << 48 |
+	       (id & ((UINT64_C(1) << 48) - 1));
 }
 
 /* Index of `stream` in the block's uses, or nuses. */
@@ -66,6 +125,45 @@ int npa_record_stream_use(struct npa_device *dev, struct npa_block *b, aclrtStre
 	return 0;
 }
 
+/*
+ * Put the block's uses in the order upstream's stream_set (a
+ * ska::flat_hash_set filled in record order) holds them, keeping each
+ * use's captured bit with it. Left as they are if memory runs out.
+ */
+static void order_uses(const struct npa_device *dev, struct npa_block *b)
+{
+	struct npa_stream_map set = { 0 };
+	unsigned n = 0;
+	uint32_t captured = 0;
+
+	if (b->nuses < 2 || b->nuses > 32)
+		return;
+	for (unsigned i = 0; i < b->nuses; i++) {
+		struct npa_event_queue *q =
+			npa_stream_map_get(&set, b->uses[i], npa_stream_key(dev, b->uses[i]));
+
+		if (q == NULL) {
+			npa_stream_map_fini(&set);
+			return;
+		}
+		/* the use's old index rides in head, which the set does not use */
+		q->head = (struct npa_pending *)(uintptr_t)i;
+	}
+	for (size_t i = 0; i < npa_stream_map_end(&set); i++) {
+		struct npa_event_queue *q = npa_stream_map_at(&set, i);
+		unsigned old;
+
+		if (q == NULL)
+			continue;
+		old = (unsigned)(uintptr_t)q->head;
+		if (b->captured_uses & (UINT32_C(1) << old))
+			captured |= UINT32_C(1) << n;
+		b->uses[n++] = q->stream;
+	}
+	b->captured_uses = captured;
+	npa_stream_map_fini(&set);
+}
+
 void npa_erase_stream_use(struct npa_block *b, aclrtStream stream)
 {
 	unsigned i = use_index(b, stream);
@@ -84,11 +182,12 @@ void npa_erase_stream_use(struct npa_block *b, aclrtStream stream)
 }
 
 /* upstream remove_npugraph_stream_uses: only uses from before the capture
- * get events. */
-static void drop_captured_uses(struct npa_block *b)
+ * get events; the set is refilled in the old set's order. */
+static void drop_captured_uses(const struct npa_device *dev, struct npa_block *b)
 {
 	unsigned kept = 0;
 
+	order_uses(dev, b);
 	for (unsigned i = 0; i < b->nuses; i++)
 		if (i >= 32 || !(b->captured_uses & (UINT32_C(1) << i)))
 			b->uses[kept++] = b->uses[i];
@@ -96,33 +195,13 @@ static void drop_captured_uses(struct npa_block *b)
 	b->captured_uses = 0;
 }
 
-static struct npa_event_queue *queue_for(struct npa_event_queues *qs, aclrtStream stream)
-{
-	for (size_t i = 0; i < qs->n; i++)
-		if (qs->q[i].stream == stream)
-			return &qs->q[i];
-	if (qs->n == qs->cap) {
-		size_t cap = qs->cap ? 2 * qs->cap : 4;
-		struct npa_event_queue *q = realloc(qs->q, cap * sizeof(*q));
-
-		if (q == NULL)
-			return NULL;
-		qs->q = q;
-		qs->cap = cap;
-	}
-	qs->q[qs->n] = (struct npa_event_queue){ .stream = stream };
-	return &qs->q[qs->n++];
-}
-
 static int record_one(struct npa_device *dev, struct npa_block *b, aclrtStream stream)
 {
-	struct npa_event_queue *q = queue_for(&dev->events, stream);
 	struct npa_pending *e = malloc(sizeof(*e));
+	struct npa_event_queue *q;
 
-	if (q == NULL || e == NULL) {
-		free(e);
+	if (e == NULL)
 		return -ENOMEM;
-	}
 	if (aclrtCreateEvent(&e->event) != ACL_SUCCESS) {
 		free(e);
 		return -ENODEV;
@@ -131,6 +210,13 @@ static int record_one(struct npa_device *dev, struct npa_block *b, aclrtStream s
 		aclrtDestroyEvent(e->event);
 		free(e);
 		return -ENODEV;
+	}
+	/* cuda_events[stream]: after the event exists, as upstream. */
+	q = npa_stream_map_get(&dev->events.map, stream, npa_stream_key(dev, stream));
+	if (q == NULL) {
+		aclrtDestroyEvent(e->event);
+		free(e);
+		return -ENOMEM;
 	}
 	e->block = b;
 	e->next = NULL;
@@ -153,6 +239,7 @@ int npa_insert_events(struct npa_device *dev, struct npa_block *b)
 	int32_t saved;
 	int rc = npa_device_enter(dev->id, &saved);
 
+	order_uses(dev, b);
 	for (unsigned i = 0; rc == 0 && i < b->nuses; i++)
 		record_one(dev, b, b->uses[i]);
 	npa_device_leave(saved);
@@ -188,20 +275,48 @@ static bool event_done(aclrtEvent event)
 	return st == ACL_EVENT_RECORDED_STATUS_COMPLETE;
 }
 
-void npa_process_events(struct npa_device *dev)
+/*
+ * Drain each queue in the map's slot order; an emptied queue leaves the
+ * map at once (erase shifts a later entry into its slot, which is walked
+ * next), as upstream's `it = cuda_events.erase(it)` does.
+ */
+static void walk_queues(struct npa_device *dev,
+			void (*drain)(struct npa_device *dev, struct npa_event_queue *q,
+				      const struct npa_private_pool *only),
+			const struct npa_private_pool *only)
 {
-	npa_insert_deferred_events(dev);
-	if (dev->events.pending == 0)
-		return;
-	for (size_t i = 0; i < dev->events.n; i++) {
-		struct npa_event_queue *q = &dev->events.q[i];
+	struct npa_stream_map *m = &dev->events.map;
 
-		while (q->head != NULL && event_done(q->head->event))
-			complete(dev, q);
+	for (size_t i = 0; i < npa_stream_map_end(m);) {
+		struct npa_event_queue *q = npa_stream_map_at(m, i);
+
+		if (q != NULL)
+			drain(dev, q, only);
+		if (q != NULL && q->head == NULL)
+			npa_stream_map_erase(m, i);
+		else
+			i++;
 	}
 }
 
-/* Wait for and complete the events of `q` whose blocks are in `only`. */
+/* Complete the queue's finished events, oldest first, up to the first not. */
+static void drain_done(struct npa_device *dev, struct npa_event_queue *q,
+		       const struct npa_private_pool *unused)
+{
+	(void)unused;
+	while (q->head != NULL && event_done(q->head->event))
+		complete(dev, q);
+}
+
+void npa_process_events(struct npa_device *dev)
+{
+	npa_insert_deferred_events(dev);
+	if (dev->events.pending != 0)
+		walk_queues(dev, drain_done, NULL);
+}
+
+/* Wait for and complete the events of `q` whose blocks are in `only`
+ * (every event when NULL). */
 static void synchronize_queue_of(struct npa_device *dev, struct npa_event_queue *q,
 				 const struct npa_private_pool *only)
 {
@@ -211,7 +326,7 @@ static void synchronize_queue_of(struct npa_device *dev, struct npa_event_queue 
 		struct npa_pending *e = *link;
 		struct npa_block *b = e->block;
 
-		if (b->pool->owner != only) {
+		if (only != NULL && b->pool->owner != only) {
 			last = e;
 			link = &e->next;
 			continue;
@@ -232,18 +347,7 @@ void npa_synchronize_and_free_events(struct npa_device *dev,
 {
 	dev->stats.num_sync_all_streams += 1;
 	npa_insert_deferred_events(dev);
-	for (size_t i = 0; i < dev->events.n; i++) {
-		struct npa_event_queue *q = &dev->events.q[i];
-
-		if (only != NULL) {
-			synchronize_queue_of(dev, q, only);
-			continue;
-		}
-		while (q->head != NULL) {
-			aclrtSynchronizeEvent(q->head->event);
-			complete(dev, q);
-		}
-	}
+	walk_queues(dev, synchronize_queue_of, only);
 }
 
 void npa_defer_events(struct npa_device *dev, struct npa_block *b)
@@ -269,7 +373,7 @@ void npa_insert_deferred_events(struct npa_device *dev)
 	}
 	for (b = rev; b != NULL; b = rev) {
 		rev = b->link;
-		drop_captured_uses(b);
+		drop_captured_uses(dev, b);
 		npa_insert_events(dev, b);
 	}
 }

@@ -44,6 +44,7 @@ static void destroy_stream(struct fs_streams *s, int device, int index)
 {
 	if (!s->stream[device][index])
 		return;
+	sw_set_stream_number(s->sw, s->stream[device][index], device, -1);
 	if (aclrtSetDevice(device) == ACL_SUCCESS)
 		aclrtDestroyStream(s->stream[device][index]);
 	s->stream[device][index] = NULL;
@@ -72,6 +73,11 @@ static int make_locked(struct fs_streams *s, int device, int index, char *err,
 		snprintf(err, errlen, "aclrtCreateStream on device%d failed (error %d)",
 			 device, (int)e);
 		return -EIO;
+	}
+	/* streamS is the S-th pool stream, as a trace's stream S is. */
+	if (sw_set_stream_number(s->sw, s->stream[device][index], device, index) != 0) {
+		snprintf(err, errlen, "no memory to number stream %d", index);
+		return -ENOMEM;
 	}
 	return 0;
 }

@@ -96,7 +96,10 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ndevices = t->max_device + 1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
-	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0) {
+	if (t->has_complete)
+		r->done = calloc(t->nslots ? t->nslots : 1, sizeof(*r->done));
+	if (r->ptr == NULL || r->streams == NULL || (t->has_complete && r->done == NULL) ||
+	    wl_replay_pools_new(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -122,6 +125,10 @@ static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 	}
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)
 		return e;
+	/* Trace stream S is the S-th stream a fresh process takes from the
+	 * pool; the allocator orders pending events by that stream's hash. */
+	if (r->ops->set_stream_number(r->ctx, *s, device, r->t->stream_number[index]) != 0)
+		return ACL_ERROR_BAD_ALLOC;
 	*out = *s;
 	return ACL_SUCCESS;
 }
@@ -156,6 +163,89 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 	return 0;
 }
 
+/* The events a complete line will wait on, one per stream of the free. */
+static void drop_done(struct wl_replay *r, uint32_t slot)
+{
+	aclrtEvent *ev = r->done[slot];
+
+	for (size_t i = 0; ev != NULL && ev[i] != NULL; i++)
+		aclrtDestroyEvent(ev[i]);
+	free(ev);
+	r->done[slot] = NULL;
+}
+
+/* Event n of the slot's free, recorded on `s` now (after its open work). */
+static aclError mark_done_point(struct wl_replay *r, uint32_t slot, unsigned n,
+				aclrtStream s)
+{
+	aclrtEvent *ev = realloc(r->done[slot], (n + 2) * sizeof(*ev));
+	aclError e;
+
+	if (ev == NULL)
+		return ACL_ERROR_BAD_ALLOC;
+	ev[n] = ev[n + 1] = NULL;
+	r->done[slot] = ev;
+	if ((e = aclrtCreateEvent(&ev[n])) != ACL_SUCCESS)
+		return e;
+	if ((e = aclrtRecordEvent(ev[n], s)) != ACL_SUCCESS) {
+		aclrtDestroyEvent(ev[n]);
+		ev[n] = NULL;
+	}
+	return e;
+}
+
+/*
+ * complete ID: the work the ID's free waits for is done. Synchronizing the
+ * event recorded behind it ends that open work (and what came before it
+ * on the stream), so the next alloc returns the block, as the allocator
+ * would process its events there.
+ */
+static int do_complete(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	aclrtEvent *done = r->done[ev->slot];
+	aclError e = ACL_SUCCESS;
+
+	for (size_t i = 0; done != NULL && done[i] != NULL && e == ACL_SUCCESS; i++)
+		e = aclrtSynchronizeEvent(done[i]);
+	drop_done(r, ev->slot);
+	return e == ACL_SUCCESS ? 0 : acl_fail(r, ev, e, "aclrtSynchronizeEvent", err, errlen);
+}
+
+/*
+ * Work on a stream is outstanding until that stream is synchronized: open
+ * work launched on each stream the ID was record_stream'ed to, just before
+ * its free records events there, makes those events wait for the next
+ * sync. A stream that captures now is left alone (the free's events wait
+ * for the capture's end, and captured work is not real work). Kernel work
+ * has no ACL call, so this is the one place workload asks the simulator
+ * itself (npusim.h).
+ */
+static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err,
+		       size_t errlen)
+{
+	const struct wl_event *use;
+	aclrtStream s;
+	aclError e;
+	unsigned n = 0;
+
+	if (r->done != NULL)
+		drop_done(r, ev->slot); /* an earlier life's, never completed */
+	for (uint32_t k = ev->prev_use; k != 0; k = use->prev_use) {
+		use = &r->t->events[k - 1];
+		s = r->streams[(size_t)use->device * r->t->nstreams + (size_t)use->stream];
+		if ((e = aclrtSetDevice(use->device)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+		if (npusim_stream_capture_id(s) != 0)
+			continue;
+		if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
+		if (r->done != NULL && (e = mark_done_point(r, ev->slot, n++, s)) != ACL_SUCCESS)
+			return acl_fail(r, ev, e, "aclrtRecordEvent", err, errlen);
+	}
+	return 0;
+}
+
 static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		   size_t errlen)
 {
@@ -168,6 +258,8 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return 0;
 	}
 	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
+	if (p != NULL && (rc = launch_uses(r, ev, err, errlen)) != 0)
+		return rc;
 	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
 		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 	r->c.frees++;
@@ -204,11 +296,6 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return rc > 0 ? 0 : rc;
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
-	/* Open-ended work: the free's event completes only at a sync. Kernel
-	 * work on a stream has no ACL call, so this is the one place workload
-	 * asks the simulator itself (npusim.h). */
-	if ((e = npusim_launch_open(s)) != ACL_SUCCESS)
-		return acl_fail(r, ev, e, "npusim_launch_open", err, errlen);
 	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
 		       err, errlen);
 }
@@ -280,6 +367,8 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return do_free(r, ev, err, errlen);
 	case WL_RECORD_STREAM:
 		return do_record_stream(r, ev, err, errlen);
+	case WL_COMPLETE:
+		return do_complete(r, ev, err, errlen);
 	case WL_ERASE_STREAM:
 		return do_erase_stream(r, ev, err, errlen);
 	case WL_SYNC:
@@ -364,6 +453,8 @@ void wl_replay_release_all(struct wl_replay *r)
 		r->ptr[i] = NULL;
 		if (p != NULL && p != OOMED)
 			r->ops->free(r->ctx, p, NULL, 0);
+		if (r->done != NULL)
+			drop_done(r, i);
 	}
 	wl_replay_pools_release(r);
 }
@@ -384,11 +475,15 @@ void wl_replay_free(struct wl_replay *r)
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];
 			if (s == NULL)
 				continue;
+			r->ops->set_stream_number(r->ctx, s, d, -1);
 			aclrtSetDevice(d);
 			aclrtSynchronizeStream(s);
 			aclrtDestroyStream(s);
 		}
 	}
+	for (uint32_t i = 0; r->done != NULL && i < r->t->nslots; i++)
+		drop_done(r, i);
+	free(r->done);
 	free(r->streams);
 	free(r->ptr);
 	free(r);

@@ -6,6 +6,7 @@
  *     alloc ID SIZE [stream=S] [device=D]    SIZE: bytes or KiB/MiB/GiB suffix
  *     free ID
  *     record_stream ID STREAM
+ *     complete ID                            the freed ID's events are done
  *     erase_stream ID STREAM                 torch_npu.erase_stream(tensor, stream)
  *     sync [STREAM]
  *     empty_cache
@@ -58,9 +59,14 @@
  * itself, or the allocator switch, so that a replay allocates through a
  * plug-in when one is current. Device D is the target's device D; stream S > 0 is an
  * aclrtStream created on first use for (D, S); stream 0 is the default
- * stream. record_stream launches open-ended work on the stream before
- * recording it, so the block freed later stays pending until `sync S` or a
- * bare `sync` (every device) completes that work.
+ * stream. A free launches open-ended work on every stream the ID was
+ * record_stream'ed to, just before the allocator records its events there,
+ * so the event recorded at the free completes at the first `sync S` (or
+ * bare `sync`) after the free, whatever syncs came before it, or at a
+ * `complete ID` line: the work the free's events wait for is done there
+ * (as a snapshot's free_completed says), on those streams only up to the
+ * free. complete names an ID freed after record_stream and not yet
+ * completed or allocated again.
  */
 #ifndef NPUMEMFS_REPLAY_H
 #define NPUMEMFS_REPLAY_H
@@ -96,6 +102,7 @@ enum wl_op {
 	WL_MEMPOOL_BEGIN,
 	WL_MEMPOOL_END,
 	WL_MEMPOOL_RELEASE,
+	WL_COMPLETE,
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -113,6 +120,11 @@ struct wl_event {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
 			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin: mode */
 		};
+		/* free, record_stream, complete: 1 + the index of the ID's last
+		 * record_stream before this event since its alloc (complete: before
+		 * its free); 0: none. The chain a free walks to find the streams
+		 * its events are recorded on. */
+		uint32_t prev_use;
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), or of the
 	 * graph (capture_begin, capture_end, graph_replay, graph_reset) */
@@ -135,6 +147,7 @@ struct wl_trace {
 	long max_stream;     /* highest stream number named */
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
+	bool has_complete;   /* some complete line: frees keep their events */
 	bool has_loop;       /* a loop_start line */
 	size_t loop_from;    /* the first event after it */
 };
@@ -183,6 +196,8 @@ struct wl_target_ops {
 		      void **ptr, char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
 	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
+	/* npa_set_stream_number: the trace's number of a stream it made */
+	int (*set_stream_number)(void *ctx, aclrtStream stream, int device, long number);
 	int (*erase_stream)(void *ctx, void *ptr, aclrtStream stream);
 	int (*empty_cache)(void *ctx, int device);          /* -1: all */
 	int (*reset_peak)(void *ctx, int device);           /* -1: all */

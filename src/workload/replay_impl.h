@@ -30,6 +30,10 @@ struct wl_replay {
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
 	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
+	/* [nslots] when the trace has complete lines: the events recorded at
+	 * the ID's last free behind its open work, NULL-terminated, until
+	 * its complete; else NULL. */
+	aclrtEvent **done;
 	int ndevices;         /* devices the trace uses: max_device + 1 */
 	bool check;
 	struct wl_replay_counters c;

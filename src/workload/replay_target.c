@@ -25,6 +25,11 @@ static int npa_t_record_stream(void *ctx, void *ptr, aclrtStream stream)
 	return npa_record_stream(ctx, ptr, stream);
 }
 
+static int npa_t_set_stream_number(void *ctx, aclrtStream stream, int device, long number)
+{
+	return npa_set_stream_number(ctx, stream, device, number);
+}
+
 static int npa_t_erase_stream(void *ctx, void *ptr, aclrtStream stream)
 {
 	return npa_erase_stream(ctx, ptr, stream);
@@ -70,6 +75,7 @@ static const struct wl_target_ops npa_ops = {
 	.malloc = npa_t_malloc,
 	.free = npa_t_free,
 	.record_stream = npa_t_record_stream,
+	.set_stream_number = npa_t_set_stream_number,
 	.erase_stream = npa_t_erase_stream,
 	.empty_cache = npa_t_empty_cache,
 	.reset_peak = npa_t_reset_peak,
@@ -99,6 +105,11 @@ static int sw_t_free(void *ctx, void *ptr, char *err, size_t errlen)
 static int sw_t_record_stream(void *ctx, void *ptr, aclrtStream stream)
 {
 	return sw_record_stream(ctx, ptr, stream);
+}
+
+static int sw_t_set_stream_number(void *ctx, aclrtStream stream, int device, long number)
+{
+	return sw_set_stream_number(ctx, stream, device, number);
 }
 
 static int sw_t_erase_stream(void *ctx, void *ptr, aclrtStream stream)
@@ -141,6 +152,7 @@ static const struct wl_target_ops sw_ops = {
 	.malloc = sw_t_malloc,
 	.free = sw_t_free,
 	.record_stream = sw_t_record_stream,
+	.set_stream_number = sw_t_set_stream_number,
 	.erase_stream = sw_t_erase_stream,
 	.empty_cache = sw_t_empty_cache,
 	.reset_peak = sw_t_reset_peak,

@@ -31,6 +31,8 @@ struct id_entry {
 	bool live;
 	bool live_at_loop; /* live at loop_start */
 	unsigned line;  /* where it was last allocated or freed */
+	uint32_t last_use; /* 1 + event index of its last record_stream since alloc */
+	uint32_t free_uses; /* last_use at its last free, until a complete */
 	char key[];
 };
 
@@ -357,6 +359,7 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 	e->device = ev->device;
 	e->live = true;
 	e->line = p->line;
+	e->last_use = 0;
 	return 0;
 }
 
@@ -371,6 +374,8 @@ static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 		return rc;
 	ev->slot = e->slot;
 	ev->device = e->device;
+	ev->prev_use = e->last_use;
+	e->free_uses = e->last_use;
 	e->live = false;
 	e->line = p->line;
 	return 0;
@@ -388,8 +393,39 @@ static int parse_stream_use(struct parser *p, char **f, int nf, struct wl_event 
 		rc = live_id(p, f[0], f[1], &e);
 	if (rc)
 		return rc;
+	if (p->t->nevents >= UINT32_MAX)
+		return wl_parse_bad(p, "too many events");
 	ev->slot = e->slot;
 	ev->device = e->device;
+	/* Only record_stream joins the chain of streams a free launches on (an
+	 * erased stream gets no event; work launched there is harmless). */
+	if (ev->op == WL_RECORD_STREAM) {
+		ev->prev_use = e->last_use;
+		e->last_use = (uint32_t)p->t->nevents + 1;
+	}
+	return 0;
+}
+
+static int parse_complete(struct parser *p, char **f, int nf, struct wl_event *ev)
+{
+	struct id_entry *e;
+	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
+
+	if (rc)
+		return rc;
+	if ((e = find_id(p, f[1])) == NULL)
+		return wl_parse_bad(p, "complete of unknown id '%s'", f[1]);
+	if (e->live)
+		return wl_parse_bad(p, "complete of id '%s', allocated on line %u and not freed",
+				    f[1], e->line);
+	if (e->free_uses == 0)
+		return wl_parse_bad(p, "complete of id '%s': its free on line %u waits for "
+				    "no stream (no record_stream, or completed)", f[1], e->line);
+	ev->slot = e->slot;
+	ev->device = e->device;
+	ev->prev_use = e->free_uses;
+	e->free_uses = 0;
+	p->t->has_complete = true;
 	return 0;
 }
 
@@ -441,6 +477,7 @@ static const struct command {
 	{ "free", WL_FREE, parse_free },
 	{ "record_stream", WL_RECORD_STREAM, parse_stream_use },
 	{ "erase_stream", WL_ERASE_STREAM, parse_stream_use },
+	{ "complete", WL_COMPLETE, parse_complete },
 	{ "sync", WL_SYNC, parse_sync },
 	{ "empty_cache", WL_EMPTY_CACHE, parse_bare },
 	{ "reset_peak", WL_RESET_PEAK, parse_bare },

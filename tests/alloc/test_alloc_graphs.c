@@ -374,6 +374,44 @@ static void a_capture_neither_queries_events_nor_loses_a_block_freed_in_it(void 
 	fx_stop(a);
 }
 
+static enum npa_block_state state_of(struct npa *a, const void *ptr)
+{
+	struct npa_snapshot snap;
+	enum npa_block_state st = NPA_BLOCK_ACTIVE_ALLOCATED;
+
+	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
+	for (size_t i = 0; i < snap.nsegments; i++)
+		for (size_t j = 0; j < snap.segments[i].nblocks; j++)
+			if (snap.segments[i].blocks[j].address == (uint64_t)(uintptr_t)ptr)
+				st = snap.segments[i].blocks[j].state;
+	npa_snapshot_release(&snap);
+	return st;
+}
+
+/*
+ * A block used on another stream and freed during a capture waits, with no
+ * event yet, for the capture to end. PyTorch's snapshot counts its stream
+ * uses as activity (active_pending_free); torch_npu's segmentInfo counts
+ * only events (block->allocated || event_count > 0): inactive.
+ */
+static void a_block_freed_in_a_capture_is_pending_in_cuda_and_inactive_in_npu(void **state)
+{
+	bool npu = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU;
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s1 = new_stream(), s2 = new_stream();
+
+	capture_begin(g, s1, (struct npa_pool_id){ 0, 0 });
+	void *b = fx_malloc(a, FLOATS_1000, s1);
+	assert_int_equal(npa_record_stream(a, b, s2), 0);
+	fx_free(a, b);
+	assert_int_equal(state_of(a, b), npu ? NPA_BLOCK_INACTIVE : NPA_BLOCK_ACTIVE_PENDING_FREE);
+	capture_end(g, s1);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
 /* An event query in a global-mode capture makes the capture fail. */
 static void fail_the_capture(struct npa *a, struct npa_graph *g, aclrtStream s)
 {
@@ -484,6 +522,7 @@ int main(void)
 		BOTH_FLAVORS(a_shared_pool_lets_a_later_graph_reuse_a_dropped_output),
 		BOTH_FLAVORS(allocations_routed_from_a_thread_fill_the_graphs_pool),
 		BOTH_FLAVORS(a_capture_neither_queries_events_nor_loses_a_block_freed_in_it),
+		BOTH_FLAVORS(a_block_freed_in_a_capture_is_pending_in_cuda_and_inactive_in_npu),
 		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
 		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
 		BOTH_FLAVORS(empty_cache_during_a_capture_is_refused_and_frees_nothing),

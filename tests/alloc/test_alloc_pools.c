@@ -479,6 +479,41 @@ static void a_use_on_oom_pool_serves_a_request_the_device_cannot(void **state)
 	fx_stop(a);
 }
 
+/*
+ * With a use_on_oom pool's cached block and a cached default block that
+ * could be released, torch_npu tries the pool first (try_mempool_fallback,
+ * before any release); PyTorch releases cached blocks first and takes the
+ * pool only as the last resort. 64 MiB device, a 30 MiB pool block and a
+ * cached 20 MiB default segment, then 30 MiB more: npu takes the pool's
+ * block (reserved 32 + 22 MiB, nothing freed), cuda frees the 20 MiB
+ * segment and maps a new 30 MiB one (reserved 30 + 30 MiB).
+ */
+static void npu_tries_use_on_oom_pools_before_releasing_cached_blocks(void **state)
+{
+	bool npu = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU;
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 64 * MiB, NULL);
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+	void *cached, *extra = NULL;
+	char err[256];
+
+	assert_int_equal(npa_create_or_incref_pool(a, 0, id), 0);
+	assert_int_equal(npa_set_use_on_oom(a, 0, id, true), 0);
+	begin(a, id, always, NULL);
+	cached = fx_malloc(a, 30 * MiB, NULL);
+	end(a, id);
+	fx_free(a, cached);
+	fx_free(a, fx_malloc(a, 20 * MiB, NULL));
+	assert_int_equal(npa_malloc(a, 0, 30 * MiB, NULL, &extra, err, sizeof(err)), 0);
+	struct npa_stats st = fx_stats(a);
+
+	assert_true(npu ? extra == cached : extra != cached);
+	assert_int_equal(st.num_device_free, npu ? 0 : 1);
+	assert_int_equal(st.reserved_bytes[ALL].current, npu ? 54 * MiB : 60 * MiB);
+	fx_free(a, extra);
+	assert_int_equal(npa_release_pool(a, 0, id, err, sizeof(err)), 0);
+	fx_stop(a);
+}
+
 /* Without use_on_oom the same request fails. */
 static void a_pool_without_use_on_oom_leaves_the_request_to_fail(void **state)
 {
@@ -568,6 +603,7 @@ int main(void)
 		BOTH_FLAVORS(history_entries_carry_the_pool_of_their_block),
 		BOTH_FLAVORS(a_use_on_oom_pool_serves_a_request_the_device_cannot),
 		BOTH_FLAVORS(a_pool_without_use_on_oom_leaves_the_request_to_fail),
+		BOTH_FLAVORS(npu_tries_use_on_oom_pools_before_releasing_cached_blocks),
 		BOTH_FLAVORS(a_free_with_stream_uses_during_routing_waits_in_cuda_only),
 		BOTH_FLAVORS(empty_cache_while_a_pool_routes_is_refused_in_cuda_only),
 	};

@@ -144,6 +144,35 @@ static void empty_cache_waits_for_pending_frees(void **state)
 	fx_stop(a);
 }
 
+/*
+ * torch_npu's emptyCache synchronizes the whole device before releasing
+ * (npuSynchronizeDevice); PyTorch waits only for the pending events. So
+ * work launched on stream s before empty_cache has ended for npu and not
+ * for cuda: a block freed afterwards with its use on s comes back at the
+ * next malloc in npu only (4096 B: npu pads to 4608, cuda keeps 4096).
+ */
+static void npu_empty_cache_synchronizes_the_device_first(void **state)
+{
+	bool npu = FLAVOR(state)->upstream == NPA_UPSTREAM_TORCH_NPU;
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	aclrtStream s = new_stream();
+	void *q = fx_malloc(a, 4096, NULL);
+
+	assert_int_equal(npusim_launch_open(s), ACL_SUCCESS);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(npa_record_stream(a, q, s), 0);
+	fx_free(a, q);
+	void *r = fx_malloc(a, 4096, NULL);
+	struct npa_stats st = fx_stats(a);
+
+	assert_int_equal(st.active[ALL].current, npu ? 1 : 2);
+	assert_int_equal(st.active_bytes[ALL].current, npu ? 4608 : 2 * 4096);
+	assert_true(npu ? r == q : r != q);
+	fx_free(a, r);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	fx_stop(a);
+}
+
 /* A pending block does not merge; its free neighbours wait for it. */
 static void pending_block_does_not_merge(void **state)
 {
@@ -179,6 +208,7 @@ int main(void)
 		cmocka_unit_test(npu_record_on_allocation_stream_defers_the_free),
 		BOTH_FLAVORS(empty_cache_waits_for_pending_frees),
 		BOTH_FLAVORS(pending_block_does_not_merge),
+		BOTH_FLAVORS(npu_empty_cache_synchronizes_the_device_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,7 +58,7 @@ WORKED_TRACE = """\
 # npumemfs trace converted by snapshot2trace from snap
 # device 0: 9 events (2 alloc, 2 free_requested, 2 free_completed, 1 segment_alloc, 1 segment_free, 1 snapshot)
 # device 0: skipped 0 frees of blocks allocated before recording began
-# written: 2 alloc, 2 free, 0 live before recording, 0 deferred frees, 0 oom
+# written: 2 alloc, 2 free, 0 live before recording, 0 deferred frees, 0 complete, 0 oom
 # device 0
 alloc 0x7f00a0000000.1 1000 stream=0 device=0
 alloc 0x7f00a0000400.1 3000 stream=0 device=0
@@ -119,7 +119,7 @@ def case_summary_on_stderr(converter, _):
     check(rc == 0, f"exit {rc}: {err}")
     check(err == "snapshot2trace: snap -> out.trace: device 0: 2 allocs, "
           "2 frees, 0 live before recording, 0 frees skipped, 0 deferred, "
-          "0 OOMs, 0 streams\n", f"summary is: {err!r}")
+          "0 completed, 0 OOMs, 0 streams\n", f"summary is: {err!r}")
     with open("out.trace") as f:
         check(f.read() == WORKED_TRACE, "-o wrote another trace")
 
@@ -195,21 +195,29 @@ def case_include_live_starts_from_recorded_state(converter, _):
     check("2 live before recording" in out, "live blocks are not counted")
 
 
-def case_deferred_free_gets_comment(converter, _):
+def case_deferred_free_gets_a_stream_of_its_own_and_complete(converter, _):
     # y was used on another stream (record_stream): its free completes only
-    # when the allocator next processes events, after the alloc of z.
+    # when the allocator next processes events, after the alloc of z. Its
+    # stream (1, after the recorded stream 0) goes back for the next one.
     trace = [event("alloc", S, 1000), event("free_requested", S, 1000),
-             event("alloc", S + 1024, 50), event("free_completed", S, 1000)]
+             event("alloc", S + 1024, 50), event("free_completed", S, 1000),
+             event("free_requested", S + 1024, 50),
+             event("alloc", S + 2048, 60), event("free_completed", S + 1024, 50)]
     write_pickle({"segments": [], "device_traces": [trace]}, 4)
     rc, out, err = run(converter, "snap")
     check(rc == 0, f"exit {rc}: {err}")
     check(trace_body(out) == ["alloc 0x7f00a0000000.1 1000 stream=0 device=0",
+                              "record_stream 0x7f00a0000000.1 1",
                               "free 0x7f00a0000000.1",
-                              "alloc 0x7f00a0000400.1 50 stream=0 device=0"],
+                              "alloc 0x7f00a0000400.1 50 stream=0 device=0",
+                              "complete 0x7f00a0000000.1",
+                              "record_stream 0x7f00a0000400.1 1",
+                              "free 0x7f00a0000400.1",
+                              "alloc 0x7f00a0000800.1 60 stream=0 device=0",
+                              "complete 0x7f00a0000400.1"],
           f"body is:\n{out}")
-    check("# 0x7f00a0000000.1: free completed later, the block was in use on "
-          "another stream (record_stream; stream not recorded)\nfree "
-          "0x7f00a0000000.1\n" in out, f"no comment before the free:\n{out}")
+    check("# streams 1 to 1: one for each deferred free pending at a time "
+          "(record_stream, complete)\n" in out, f"no side stream line:\n{out}")
 
 
 def case_oom_becomes_comment(converter, _):

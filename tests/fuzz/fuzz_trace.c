@@ -36,6 +36,16 @@ static void check_event(const struct wl_trace *t, const struct wl_event *ev,
 		if (ev->op != WL_RECORD_STREAM)
 			live[ev->slot] = ev->op == WL_ALLOC;
 	}
+	/* complete names a freed ID whose free had uses; its chain points back
+	 * at that ID's record_stream events, all before it */
+	if (ev->op == WL_COMPLETE && (ev->slot >= t->nslots || live[ev->slot] ||
+				      ev->prev_use == 0))
+		abort();
+	if ((ev->op == WL_FREE || ev->op == WL_RECORD_STREAM || ev->op == WL_COMPLETE) &&
+	    ev->prev_use != 0 && (ev->prev_use > (size_t)(ev - t->events) ||
+				  t->events[ev->prev_use - 1].op != WL_RECORD_STREAM ||
+				  t->events[ev->prev_use - 1].slot != ev->slot))
+		abort();
 	if (ev->device < 0 || ev->device > t->max_device)
 		abort();
 	if (ev->stream >= (int32_t)t->nstreams || ev->stream < -(ev->op == WL_SYNC))

@@ -26,6 +26,16 @@ static const struct bad_trace bad_traces[] = {
 	{ "free_with_extra_field", "alloc a 1\nfree a b\n", 0, "t:2: free: extra field 'b'" },
 	{ "record_stream_without_stream", "alloc a 1\nrecord_stream a\n", 0,
 	  "t:2: record_stream: missing STREAM" },
+	{ "complete_of_unknown_id", "alloc a 1\ncomplete b\n", 0,
+	  "t:2: complete of unknown id 'b'" },
+	{ "complete_of_live_id", "alloc a 1\nrecord_stream a 1\ncomplete a\n", 0,
+	  "t:3: complete of id 'a', allocated on line 1 and not freed" },
+	{ "complete_without_record_stream", "alloc a 1\nfree a\ncomplete a\n", 0,
+	  "t:3: complete of id 'a': its free on line 2 waits for no stream "
+	  "(no record_stream, or completed)" },
+	{ "complete_twice", "alloc a 1\nrecord_stream a 1\nfree a\ncomplete a\ncomplete a\n", 0,
+	  "t:5: complete of id 'a': its free on line 3 waits for no stream "
+	  "(no record_stream, or completed)" },
 	{ "sync_with_two_streams", "sync\nsync 1 2\n", 0, "t:2: sync: extra field '2'" },
 	{ "empty_cache_with_argument", "empty_cache\nempty_cache now\n", 0,
 	  "t:2: empty_cache: extra field 'now'" },

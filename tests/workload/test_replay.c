@@ -131,6 +131,121 @@ static void sync_of_the_stream_lets_the_next_alloc_reuse_the_block(void **state)
 	stop_fixture(fx);
 }
 
+/* The issue's generated trace, cut down (cuda flavor): a sync between
+ * record_stream and free does not complete the event the free records. */
+static void a_sync_before_the_free_leaves_its_event_pending(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc t33 53971039 stream=2\nrecord_stream t33 0\nsync\n"
+		 "free t33\nalloc t34 4096 stream=2\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	/* 53971039 takes all of a 52 MiB segment (the 554496 B left over is
+	 * too small to split off): still active, pending free */
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 54525952);
+	assert_int_equal(s.allocated_bytes[NPA_STAT_LARGE_POOL].current, 0);
+	stop_fixture(fx);
+}
+
+static void the_first_sync_after_the_free_completes_its_event(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc t33 53971039 stream=2\nrecord_stream t33 0\nsync\n"
+		 "free t33\nsync 0\nalloc t34 4096 stream=2\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 0);
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 54525952);
+	stop_fixture(fx);
+}
+
+/*
+ * A small segment [A 1 MiB][B 512 KiB][free 512 KiB]; A used on stream 1,
+ * B on stream 3, both freed, one sync. The next alloc walks the pending
+ * events in upstream's hash order: stream 3 (slot 1 of 4) before stream 1
+ * (slot 3), so B comes back first, merging with the free tail (+512 KiB of
+ * inactive split), then A takes the whole segment. A first would add 1 MiB.
+ */
+static const char two_pending_blocks_of_one_segment[] =
+	"alloc A 1048576\nalloc B 524288\nrecord_stream A 1\nrecord_stream B 3\n"
+	"free A\nfree B\nsync\nalloc C 512\n";
+
+static void pending_blocks_return_in_upstream_hash_order_cuda(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, two_pending_blocks_of_one_segment);
+	run_all(fx);
+	s = stats(fx, 0);
+	/* A's split tail, B's return, C's split tail */
+	assert_int_equal(s.inactive_split_bytes[NPA_STAT_SMALL_POOL].allocated,
+			 1048576 + 524288 + (2097152 - 512));
+	stop_fixture(fx);
+}
+
+/* torch_npu pads by 32: the same blocks from requests 32 bytes smaller;
+ * its stream 3 (id 98) is slot 0 of 4, stream 1 (id 96) slot 3. */
+static void pending_blocks_return_in_upstream_hash_order_npu(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc A 1048544\nalloc B 524256\nrecord_stream A 1\nrecord_stream B 3\n"
+		 "free A\nfree B\nsync\nalloc C 480\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	/* A's split tail, B's return, C's split tail */
+	assert_int_equal(s.inactive_split_bytes[NPA_STAT_SMALL_POOL].allocated,
+			 1048576 + 524288 + (2097152 - 512));
+	stop_fixture(fx);
+}
+
+/* A snapshot's free_completed, replayed: complete returns the block at the
+ * next alloc without any sync. */
+static void complete_returns_the_freed_block_at_the_next_alloc(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 1048577\nrecord_stream a 1\nfree a\nalloc b 512\n"
+		 "complete a\nalloc c 1048577\n");
+	assert_int_equal(wl_replay_run(fx->r, 0, 4, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 1049088);
+	assert_int_equal(wl_replay_run(fx->r, 4, 6, NULL, fx->err, sizeof(fx->err)), 0);
+	s = stats(fx, 0);
+	/* c reuses a's block: one 20 MiB segment, one large block active */
+	assert_int_equal(s.reserved_bytes[NPA_STAT_LARGE_POOL].current, 20 * MiB);
+	assert_int_equal(s.active[NPA_STAT_LARGE_POOL].current, 1);
+	stop_fixture(fx);
+}
+
+/* Two pending blocks on one stream: completing the later one does not
+ * complete the earlier, and vice versa (each waits up to its own free). */
+static void complete_leaves_a_later_free_on_the_same_stream_pending(void **state)
+{
+	struct fixture *fx = start_flavor(&npa_flavor_cuda, 1, 8 * GiB);
+	struct npa_stats s;
+
+	(void)state;
+	load(fx, "alloc a 3MiB\nalloc b 5MiB\nrecord_stream a 1\nrecord_stream b 1\n"
+		 "free a\nfree b\ncomplete a\nalloc c 512\n");
+	run_all(fx);
+	s = stats(fx, 0);
+	assert_int_equal(s.active_bytes[NPA_STAT_LARGE_POOL].current, 5 * MiB);
+	stop_fixture(fx);
+}
+
 /* torch_npu.erase_stream: the stream's use is over, so the free waits
  * for nothing and the next allocation takes the block again. */
 static void erase_stream_lets_the_freed_block_be_reused_without_a_sync(void **state)
@@ -406,6 +521,12 @@ int main(void)
 		T(alloc_of_1_mib_plus_1_reserves_a_20_mib_segment),
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
+		T(a_sync_before_the_free_leaves_its_event_pending),
+		T(complete_returns_the_freed_block_at_the_next_alloc),
+		T(complete_leaves_a_later_free_on_the_same_stream_pending),
+		T(pending_blocks_return_in_upstream_hash_order_cuda),
+		T(pending_blocks_return_in_upstream_hash_order_npu),
+		T(the_first_sync_after_the_free_completes_its_event),
 		T(erase_stream_lets_the_freed_block_be_reused_without_a_sync),
 		T(sync_of_the_stream_lets_the_next_alloc_reuse_the_block),
 		T(bare_sync_completes_every_stream),
