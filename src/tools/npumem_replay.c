@@ -37,6 +37,7 @@
 #include "machine.h"
 #include "report/report.h"
 #include "workload/replay.h"
+#include "workload/replay_ops.h"
 
 #define EXIT_USAGE 2
 #define ERRLEN 1024
@@ -298,6 +299,21 @@ static double seconds_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* launch_op lines: where their workspace came from. */
+static void report_operators(struct run *r)
+{
+	struct op_launcher *l = wl_replay_launcher(r->replay);
+	struct op_totals t;
+
+	if (!l)
+		return;
+	op_totals(l, &t);
+	fprintf(stderr, "npumem-replay: %llu operators launched; workspace: %llu blocks "
+		"through ACL allocators, %llu from the allocator in use\n",
+		(unsigned long long)t.launched, (unsigned long long)t.acl_allocs,
+		(unsigned long long)t.fallback_allocs);
+}
+
 static int replay(struct run *r)
 {
 	struct wl_replay_counters c;
@@ -313,6 +329,7 @@ static int replay(struct run *r)
 	fprintf(stderr, "npumem-replay: %llu events in %.3f s (%.0f events/s), %llu OOMs\n",
 		(unsigned long long)c.events, elapsed,
 		elapsed > 0 ? (double)c.events / elapsed : 0.0, (unsigned long long)c.ooms);
+	report_operators(r);
 	return 0;
 }
 

@@ -44,7 +44,7 @@ struct op_launcher {
 	struct pending *pending;
 	struct counts *counts;
 	struct faulted *faulted;
-	uint64_t fallback_allocs;
+	struct op_totals totals;
 };
 
 int op_launcher_create(const struct op_fallback *fb, struct op_launcher **out)
@@ -152,17 +152,26 @@ static int guarded(struct op_launcher *l, aclrtStream stream, struct call *c, ch
 	return retire(l, stream, c, &f, err, errlen);
 }
 
-/* The pending frees whose operators have completed, unlinked. */
+/*
+ * The pending frees whose operators have completed, unlinked. None while a
+ * capture forbids event queries: a query would invalidate it (CANN's ACL
+ * Graph rules), so they wait until no capture is under way, as torch_npu's
+ * caching allocator defers its events (insert_events_deferred_until_no_capture).
+ */
 static struct pending *take_completed(struct op_launcher *l)
 {
 	struct pending *done = NULL, **pp = &l->pending;
 
+	if (l->pending && npusim_capture_forbids_query())
+		return NULL;
 	while (*pp) {
 		struct pending *p = *pp;
 		aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
 
-		if (aclrtQueryEventStatus(p->event, &st) == ACL_SUCCESS &&
-		    st != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
+		/* No event: the operator never ran. A query refused (a capture
+		 * began meanwhile) leaves the block where it is. */
+		if (p->event && (aclrtQueryEventStatus(p->event, &st) != ACL_SUCCESS ||
+				 st != ACL_EVENT_RECORDED_STATUS_COMPLETE)) {
 			pp = &p->next;
 			continue;
 		}
@@ -254,7 +263,8 @@ static int launch_fallback(struct op_launcher *l, int device, aclrtStream stream
 	if (ptr)
 		l->fb.free(l->fb.ctx, ptr, err, errlen);
 	pthread_mutex_lock(&l->lock);
-	l->fallback_allocs += ptr != NULL;
+	l->totals.fallback_allocs += ptr != NULL;
+	l->totals.launched += rc == 0;
 	pthread_mutex_unlock(&l->lock);
 	return rc;
 }
@@ -303,7 +313,23 @@ static void count_alloc(struct op_launcher *l, struct pending *p)
 		n->outstanding_blocks++;
 		n->outstanding_bytes += p->size;
 	}
+	l->totals.acl_allocs++;
 	pthread_mutex_unlock(&l->lock);
+}
+
+/*
+ * An operator captured into a graph runs again at every replay, so no
+ * event can say when its workspace is free, and none can be recorded on a
+ * capturing stream anyway. Its workspace comes the way torch_npu's
+ * workspace path takes it (unsafe_empty_workspace): from the allocator in
+ * use, which gives a capturing stream's blocks to the graph's private pool.
+ */
+static bool captures(aclrtStream stream)
+{
+	aclmdlRICaptureStatus st = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+
+	return aclmdlRICaptureGetInfo(stream, &st, NULL) == ACL_SUCCESS &&
+	       st != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 }
 
 int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t workspace,
@@ -317,7 +343,7 @@ int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t work
 	op_reap(l);
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS)
 		return acl_refused(e, "aclrtSetDevice", err, errlen);
-	if (workspace == 0 || !stream ||
+	if (workspace == 0 || !stream || captures(stream) ||
 	    aclrtAllocatorGetByStream(stream, &desc, &c.obj, &c.alloc, &c.free, NULL,
 				      &c.get_addr) != ACL_SUCCESS ||
 	    is_faulted(l, c.obj))
@@ -342,6 +368,7 @@ int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t work
 	pthread_mutex_lock(&l->lock);
 	p->next = l->pending;
 	l->pending = p;
+	l->totals.launched += rc == 0;
 	pthread_mutex_unlock(&l->lock);
 	if (rc)
 		op_reap(l);
@@ -379,10 +406,17 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 
 uint64_t op_fallback_allocs(struct op_launcher *l)
 {
+	struct op_totals t;
+
+	op_totals(l, &t);
+	return t.fallback_allocs;
+}
+
+void op_totals(struct op_launcher *l, struct op_totals *out)
+{
 	pthread_mutex_lock(&l->lock);
-	uint64_t n = l->fallback_allocs;
+	*out = l->totals;
 	pthread_mutex_unlock(&l->lock);
-	return n;
 }
 
 void op_launcher_destroy(struct op_launcher *l)

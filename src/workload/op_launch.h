@@ -13,6 +13,14 @@
  * caching allocator, as torch_npu's workspace path takes it) and is freed
  * right after the launch, the allocator's stream order keeping it safe.
  *
+ * Graph captures: an operator on a capturing stream takes its workspace
+ * from the fallback even with a registration (a captured operator runs at
+ * every replay, so no event can tell when its block is free; the caching
+ * allocator puts it in the graph's private pool, as torch_npu's workspace
+ * path does), and while a capture forbids event queries (a global one, or
+ * a thread_local one begun by the calling thread) no event is queried:
+ * pending frees wait until it ends, instead of invalidating it.
+ *
  * A registered allocator's functions are someone else's code (a plug-in's,
  * or a framework's): each call runs behind the fault barrier; one that
  * faults has its stream unregistered and is never called again, its
@@ -23,6 +31,7 @@
 #ifndef NPUMEMFS_OP_LAUNCH_H
 #define NPUMEMFS_OP_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,7 +64,8 @@ void op_launcher_destroy(struct op_launcher *l);
  */
 int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t workspace,
 	      uint64_t ns, char *err, size_t errlen);
-/* Free the workspace of every operator whose work has completed. */
+/* Free the workspace of every operator whose work has completed; none
+ * while a capture forbids event queries on the calling thread. */
 void op_reap(struct op_launcher *l);
 
 /* One stream's registered allocator as the launcher has used it. */
@@ -84,5 +94,13 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 
 /* The workspace the fallback gave: allocations so far. */
 uint64_t op_fallback_allocs(struct op_launcher *l);
+
+/* Everything launched so far. */
+struct op_totals {
+	uint64_t launched;          /* operators that ran */
+	uint64_t acl_allocs;        /* workspace blocks from registered allocators */
+	uint64_t fallback_allocs;   /* workspace blocks from the fallback */
+};
+void op_totals(struct op_launcher *l, struct op_totals *out);
 
 #endif /* NPUMEMFS_OP_LAUNCH_H */

@@ -19,6 +19,7 @@
  *     mempool_begin M stream=S
  *     mempool_end M
  *     mempool_release M
+ *     launch_op STREAM SIZE [ns=N] [device=D] an operator with SIZE bytes of workspace
  *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
  * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
@@ -96,6 +97,7 @@ enum wl_op {
 	WL_MEMPOOL_BEGIN,
 	WL_MEMPOOL_END,
 	WL_MEMPOOL_RELEASE,
+	WL_LAUNCH_OP,
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -107,15 +109,16 @@ enum wl_op {
 /* One event, resolved at parse time so a replay does no lookups. */
 struct wl_event {
 	union {
-		uint64_t size;     /* alloc */
+		uint64_t size;     /* alloc; launch_op: workspace bytes */
 		double fraction;   /* fraction */
 		struct {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
 			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin: mode */
 		};
 	};
-	/* dense index of the trace ID (alloc, free, record_stream), or of the
-	 * graph (capture_begin, capture_end, graph_replay, graph_reset) */
+	/* dense index of the trace ID (alloc, free, record_stream), of the
+	 * graph (capture_begin, capture_end, graph_replay, graph_reset), or of
+	 * the operator (launch_op: its duration in wl_trace.op_ns) */
 	uint32_t slot;
 	uint32_t line;     /* line number in the trace file */
 	uint16_t op;       /* enum wl_op */
@@ -135,6 +138,9 @@ struct wl_trace {
 	long max_stream;     /* highest stream number named */
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
+	uint64_t *op_ns;     /* [nops]: each launch_op's virtual ns (OP_OPEN_ENDED
+			      * without ns=: until its stream is synchronized) */
+	uint32_t nops;
 	bool has_loop;       /* a loop_start line */
 	size_t loop_from;    /* the first event after it */
 };
