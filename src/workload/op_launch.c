@@ -25,6 +25,7 @@ struct pending {
 	aclrtAllocatorFreeFunc free;
 	aclrtAllocatorBlock block;
 	size_t size;
+	void *held;              /* the plug-in holding its code, kept loaded */
 };
 
 struct counts {
@@ -182,6 +183,12 @@ static struct pending *take_completed(struct op_launcher *l)
 	return done;
 }
 
+static void drop(struct op_launcher *l, void *held)
+{
+	if (held && l->fb.drop_code)
+		l->fb.drop_code(l->fb.ctx, held);
+}
+
 static void free_workspace(struct op_launcher *l, struct pending *p)
 {
 	struct call c = { .fn = FREE, .obj = p->obj, .free = p->free, .block = p->block };
@@ -200,6 +207,7 @@ static void free_workspace(struct op_launcher *l, struct pending *p)
 	}
 	pthread_mutex_unlock(&l->lock);
 	aclrtDestroyEvent(p->event);
+	drop(l, p->held);
 	free(p);
 }
 
@@ -332,31 +340,60 @@ static bool captures(aclrtStream stream)
 	       st != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 }
 
+/* The stream's registration, copied; false without one. */
+static bool registered(aclrtStream stream, struct call *c)
+{
+	aclrtAllocatorDesc desc;
+
+	return aclrtAllocatorGetByStream(stream, &desc, &c->obj, &c->alloc, &c->free, NULL,
+					 &c->get_addr) == ACL_SUCCESS;
+}
+
+/*
+ * Keep the plug-in whose object holds the allocator's code loaded while its
+ * functions may run (NULL: not a plug-in's). A plug-in going away drops
+ * its registrations first (op_unregister_code), so a registration read
+ * again after the hold, and unchanged, is safe to call.
+ */
+static void *hold(struct op_launcher *l, aclrtStream stream, struct call *c, bool *gone)
+{
+	void *held = l->fb.hold_code ? l->fb.hold_code(l->fb.ctx, (const void *)c->alloc) : NULL;
+	struct call again = { 0 };
+
+	*gone = !registered(stream, &again) || again.obj != c->obj ||
+		again.alloc != c->alloc || again.free != c->free ||
+		again.get_addr != c->get_addr;
+	return held;
+}
+
 int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t workspace,
 	      uint64_t ns, char *err, size_t errlen)
 {
 	struct pending *p;
 	struct call c = { .fn = ALLOC, .size = workspace };
-	aclrtAllocatorDesc desc;
 	aclError e;
+	bool gone;
 
 	op_reap(l);
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS)
 		return acl_refused(e, "aclrtSetDevice", err, errlen);
-	if (workspace == 0 || !stream || captures(stream) ||
-	    aclrtAllocatorGetByStream(stream, &desc, &c.obj, &c.alloc, &c.free, NULL,
-				      &c.get_addr) != ACL_SUCCESS ||
+	if (workspace == 0 || !stream || captures(stream) || !registered(stream, &c) ||
 	    is_faulted(l, c.obj))
 		return launch_fallback(l, device, stream, workspace, ns, err, errlen);
-	if (!(p = calloc(1, sizeof(*p)))) {
+	void *held = hold(l, stream, &c, &gone);
+	if (gone || !(p = calloc(1, sizeof(*p)))) {
+		drop(l, held);
+		if (gone)
+			return launch_fallback(l, device, stream, workspace, ns, err, errlen);
 		snprintf(err, errlen, "out of host memory");
 		return -ENOMEM;
 	}
 	*p = (struct pending){ .stream = stream, .obj = c.obj, .free = c.free,
-			       .size = workspace };
+			       .size = workspace, .held = held };
 	int rc = take_workspace(l, device, stream, &c, p, err, errlen);
 	if (rc) {
 		free(p);
+		drop(l, held);
 		return rc;
 	}
 	count_alloc(l, p);
@@ -402,6 +439,33 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 	}
 	free(regs);
 	return n;
+}
+
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
+			  char *ids, size_t idslen)
+{
+	size_t max = 64, n, dropped = 0, used = 0;
+	struct npusim_allocator_reg *regs = calloc(max, sizeof(*regs));
+
+	if (idslen)
+		ids[0] = '\0';
+	n = regs ? npusim_allocator_registrations(regs, max) : 0;
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct npusim_allocator_reg *r = &regs[i];
+		if (!owns(arg, (const void *)r->alloc) && !owns(arg, (const void *)r->free) &&
+		    !owns(arg, (const void *)r->get_addr_from_block) &&
+		    !owns(arg, (const void *)r->alloc_advise))
+			continue;
+		if (aclrtAllocatorUnregister(r->stream) != ACL_SUCCESS)
+			continue;
+		dropped++;
+		if (used < idslen)
+			used += (size_t)snprintf(ids + used, idslen - used, "%s%llu",
+						 used ? " " : "",
+						 (unsigned long long)r->stream_id);
+	}
+	free(regs);
+	return dropped;
 }
 
 uint64_t op_fallback_allocs(struct op_launcher *l)

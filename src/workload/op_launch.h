@@ -42,6 +42,11 @@ struct op_fallback {
 	int (*malloc)(void *ctx, int device, size_t size, aclrtStream stream, void **ptr,
 		      char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
+	/* Optional: keep the plug-in whose object holds `code` loaded while a
+	 * registered allocator's functions there may still run (from the
+	 * launch to the free of each block); NULL for code no plug-in holds. */
+	void *(*hold_code)(void *ctx, const void *code);
+	void (*drop_code)(void *ctx, void *held);
 	void *ctx;
 };
 
@@ -91,6 +96,15 @@ struct op_registration {
 };
 /* Fills at most `max`, in stream order; returns how many there are. */
 size_t op_registrations(struct op_launcher *l, struct op_registration *out, size_t max);
+
+/*
+ * Unregister every ACL allocator with a function `owns` says is its code
+ * (a plug-in about to be unloaded), so that the runtime never calls into
+ * code that is gone. Returns how many; their runtime stream ids, blank
+ * separated, in ids.
+ */
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
+			  char *ids, size_t idslen);
 
 /* The workspace the fallback gave: allocations so far. */
 uint64_t op_fallback_allocs(struct op_launcher *l);
