@@ -36,6 +36,7 @@
 #include "config.h"
 #include "machine.h"
 #include "report/report.h"
+#include "alloc/block_handle.h"
 #include "workload/replay.h"
 #include "workload/replay_ops.h"
 
@@ -273,6 +274,8 @@ static int start_plugin(struct run *r, const struct cli *cli)
 				   "or plugin_dirs in the --config ini");
 	if ((rc = sw_create(&opt, &r->sw)) != 0)
 		return usage_error("cannot create the allocator switch: %s", strerror(-rc));
+	/* Before the load: an init hook may already take block handles. */
+	npa_block_handles_bind(r->sw);
 	if (sw_set_plugin(r->sw, cli->plugin, r->err, sizeof(r->err)) != 0)
 		return usage_error("%s", r->err);
 	return 0;
@@ -474,6 +477,7 @@ static void teardown(struct run *r)
 	}
 	/* Unloads the plug-in, which gets back anything it still holds. */
 	sw_destroy(r->sw);
+	npa_block_handles_bind(NULL);
 	if (r->alloc)
 		npa_destroy(r->alloc, NULL);
 	if (r->sim_up)
