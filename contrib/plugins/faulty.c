@@ -14,6 +14,7 @@
  *                            valgrind, which reports the real one)
  *     faulty_abort_free      calls abort() (the free to use with faulty_alloc)
  *     faulty_init_refuse     an init_checked hook that refuses the load
+ *     faulty_init_crash      an init hook that raises SIGSEGV
  * A pointer faulty_free does not know (a fake it made up) is ignored, so a
  * wrapper can give every refused pointer back safely.
  */
@@ -157,4 +158,10 @@ int faulty_init_refuse(int device_count)
 {
 	(void)device_count;
 	return -1;
+}
+
+void faulty_init_crash(int device_count)
+{
+	(void)device_count;
+	raise(SIGSEGV);
 }

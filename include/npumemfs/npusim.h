@@ -138,6 +138,14 @@ NPUSIM_API uint64_t npusim_stream_id(aclrtStream stream);
  * stream does not capture or is unknown. What NPUGraph's allocation
  * filter compares with its graph's capture id. */
 NPUSIM_API uint32_t npusim_stream_capture_id(aclrtStream stream);
+/*
+ * Whether an event query or synchronize by the calling thread would be
+ * refused now, because a capture on its current device forbids it (a
+ * global one, or a thread_local one this thread began). Asks without
+ * invalidating anything, as torch_npu's allocator looks for captures under
+ * way before it processes events.
+ */
+NPUSIM_API bool npusim_capture_forbids_query(void);
 
 /*
  * The ACL allocator registrations (aclrtAllocatorRegister) in force, in

@@ -43,6 +43,7 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
 	sw->on_unload = opt->on_unload;
+	sw->on_unloading = opt->on_unloading;
 	sw->on_fault = opt->on_fault;
 	sw->on_warn = opt->on_warn;
 	sw->ctx = opt->ctx;
@@ -69,6 +70,8 @@ void sw_destroy(struct sw *sw)
 	while (sw->plugins) {
 		struct sw_entry *e = sw->plugins;
 		sw->plugins = e->next;
+		if (sw->on_unloading)
+			sw->on_unloading(sw->ctx, e);
 		npl_destroy(e->npl);
 		free(e);
 	}
@@ -105,6 +108,8 @@ void sw_reap(struct sw *sw, struct sw_entry *e)
 	if (!e)
 		return;
 	snprintf(path, sizeof(path), "%s", npl_plugin(e->npl)->path);
+	if (sw->on_unloading)
+		sw->on_unloading(sw->ctx, e);
 	npl_destroy(e->npl);
 	if (sw->on_unload)
 		sw->on_unload(sw->ctx, e->name, path);
@@ -223,6 +228,25 @@ struct sw_entry *sw_hold(struct sw *sw, const char *name)
 		sw_pin(e);
 	pthread_mutex_unlock(&sw->lock);
 	return e;
+}
+
+struct sw_entry *sw_hold_code(struct sw *sw, const void *code)
+{
+	struct sw_entry *e = NULL;
+
+	pthread_mutex_lock(&sw->lock);
+	for (struct sw_entry *p = sw->plugins; p && !e; p = p->next)
+		if (sw_entry_has_code(p, code))
+			e = p;
+	if (e)
+		sw_pin(e);
+	pthread_mutex_unlock(&sw->lock);
+	return e;
+}
+
+bool sw_entry_has_code(const struct sw_entry *e, const void *code)
+{
+	return e->kind == SW_PLUGIN && plugin_has_code(npl_plugin(e->npl), code);
 }
 
 void sw_drop(struct sw *sw, struct sw_entry *e)

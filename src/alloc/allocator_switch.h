@@ -24,6 +24,7 @@
 #include "pluggable_allocator.h"
 
 struct sw;
+struct sw_entry;
 
 struct sw_options {
 	struct npa *caching;     /* the built-in allocator; stays the caller's */
@@ -33,6 +34,14 @@ struct sw_options {
 	/* Told (outside every switch lock) when a plug-in is unloaded: the
 	 * switch does not log, its owner does. May be NULL. */
 	void (*on_unload)(void *ctx, const char *name, const char *path);
+	/*
+	 * Told (outside every switch lock) just before a plug-in's code goes
+	 * (unloaded, or abandoned after a fault), while nothing of the switch
+	 * runs it: whoever registered its functions elsewhere (an ACL
+	 * allocator descriptor) drops them, asking sw_entry_has_code. May be
+	 * NULL.
+	 */
+	void (*on_unloading)(void *ctx, const struct sw_entry *e);
 	/* Told once (outside every switch lock) when a plug-in faults and is
 	 * retired: which one, and what happened (function, signal, address). */
 	void (*on_fault)(void *ctx, const char *name, const char *what);
@@ -89,6 +98,15 @@ int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream);
  */
 struct sw_entry;
 struct sw_entry *sw_hold(struct sw *sw, const char *name);
+/*
+ * The plug-in whose object holds `code` (a function's address), kept
+ * loaded until dropped: a function of a plug-in someone else calls (an
+ * ACL allocator it registered) keeps it as sw_hold does. NULL when no
+ * loaded plug-in holds that code.
+ */
+struct sw_entry *sw_hold_code(struct sw *sw, const void *code);
+/* Whether `code` lies in the object of plug-in `e` (false for caching). */
+bool sw_entry_has_code(const struct sw_entry *e, const void *code);
 void sw_drop(struct sw *sw, struct sw_entry *e);
 const char *sw_entry_name(const struct sw_entry *e);
 /* sw_malloc from a held allocator; freed with sw_free like any block. */

@@ -33,6 +33,7 @@ struct sw {
 	char *plugin_dirs;
 	uid_t owner;
 	void (*on_unload)(void *ctx, const char *name, const char *path);
+	void (*on_unloading)(void *ctx, const struct sw_entry *e);
 	void (*on_fault)(void *ctx, const char *name, const char *what);
 	void (*on_warn)(void *ctx, const char *name, const char *text);
 	void *ctx;

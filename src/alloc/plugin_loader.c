@@ -20,6 +20,7 @@
 
 #include "plugin_loader.h"
 
+#include "plugin_guard.h"
 #include "plugin_trust.h"
 
 /*
@@ -129,6 +130,19 @@ static int resolve(struct plugin *p, const char *name, const char *role,
 	return 0;
 }
 
+/* The object's base address: what dladdr says of any code in it. */
+static void *base_of(const void *code)
+{
+	Dl_info info;
+
+	return code && dladdr(code, &info) ? info.dli_fbase : NULL;
+}
+
+bool plugin_has_code(const struct plugin *p, const void *code)
+{
+	return p->base && base_of(code) == p->base;
+}
+
 static int resolve_all(struct plugin *p, char *err, size_t errlen)
 {
 	int rc = resolve(p, p->alloc_name, "ALLOC_FN", (void **)&p->alloc, err,
@@ -145,14 +159,40 @@ static int resolve_all(struct plugin *p, char *err, size_t errlen)
 	return rc;
 }
 
-/* upstream createCustomAllocator(): init(device_count) once, at creation. */
+struct init_call {
+	const struct plugin *p;
+	int device_count;
+	int checked;
+};
+
+static void call_init(void *arg)
+{
+	struct init_call *c = arg;
+
+	if (c->p->hook.init)
+		c->p->hook.init(c->device_count);
+	if (c->p->hook.init_checked)
+		c->checked = c->p->hook.init_checked(c->device_count);
+}
+
+/* upstream createCustomAllocator(): init(device_count) once, at creation,
+ * behind the fault barrier like every call into the plug-in. */
 static int run_init(struct plugin *p, int device_count, char *err,
 		    size_t errlen)
 {
-	if (p->hook.init)
-		p->hook.init(device_count);
+	struct init_call c = { .p = p, .device_count = device_count };
+	struct plugin_fault f;
+
+	if (!p->hook.init && !p->hook.init_checked)
+		return 0;
+	plugin_guard_install();
+	if (plugin_guard_call(call_init, &c, &f) != 0) {
+		snprintf(err, errlen, "the init hook of %s faulted: signal %d (%s) at %p; "
+			 "not loaded", p->path, f.sig, strsignal(f.sig), f.addr);
+		return -EFAULT;
+	}
 	if (p->hook.init_checked) {
-		int r = p->hook.init_checked(device_count);
+		int r = c.checked;
 		if (r) {
 			snprintf(err, errlen,
 				 "init_checked hook '%s' of %s refused the load "
@@ -194,11 +234,17 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 	if (!rc)
 		rc = resolve_all(p, err, errlen);
 	if (!rc)
+		p->base = base_of((const void *)p->alloc);
+	if (!rc)
 		rc = run_init(p, device_count, err, errlen);
-	if (rc) {
+	/* Code that faulted may have left anything half done: it stays
+	 * mapped and none of it, destructors included, runs again. */
+	if (rc == -EFAULT)
+		plugin_abandon(p);
+	else if (rc)
 		plugin_close(p);
+	if (rc)
 		return rc;
-	}
 	p->loaded_at = time(NULL);
 	*out = p;
 	return 0;

@@ -46,6 +46,7 @@ struct plugin {
 	char hook_name[PLUGIN_NHOOKS][PLUGIN_SYMLEN]; /* "" when not given */
 	time_t loaded_at;
 	void *handle;                    /* dlopen handle */
+	void *base;                      /* where the object is mapped (dladdr) */
 	npumemfs_alloc_fn alloc;
 	npumemfs_free_fn free;
 	struct {
@@ -93,11 +94,14 @@ int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
  *
  * Errors: -EINVAL bad spec, missing symbol or init_checked refusing;
  * -ENOENT no such file; -EACCES refused by the rules above; -ENOEXEC not a
- * loadable shared object. The reason is written to err.
+ * loadable shared object; -EFAULT the init hook faulted (the object stays
+ * mapped, and none of its code runs again). The reason is written to err.
  */
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		int device_count, struct plugin **out, char *err, size_t errlen);
 void plugin_close(struct plugin *p);
+/* Whether `code` (a function's address) lies in the plug-in's object. */
+bool plugin_has_code(const struct plugin *p, const void *code);
 /* Forget a plug-in without unloading it: its code stays mapped, none of it
  * (destructors included) runs again. For a plug-in that faulted. */
 void plugin_abandon(struct plugin *p);

@@ -5,9 +5,13 @@
  * a stream, unregister) and ctl/op (operators with workspace).
  *
  * Streams are named as everywhere in the mount: stream=S is the S-th
- * stream the daemon took on the device (0 its default stream).
+ * stream the daemon took on the device (0 its default stream); and
+ * runtime_stream=ID names a stream someone else made and registered an
+ * ACL allocator on (a plug-in's own, as MindSpore registers one per
+ * stream), by the runtime's id that acl/allocators shows.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,31 +87,76 @@ int show_acl_allocators(struct nmfs *d, const struct target *t, struct sbuf *out
 	return out->error;
 }
 
-/* "stream=S" and "device=D" among words[from..n): the stream, made if new. */
-static int stream_of(struct nmfs *d, struct ctl_args *a, int from, bool need_stream,
-		     int *device, aclrtStream *stream, char *err, size_t errlen)
+/* The registration of runtime stream `id` (a stream the daemon did not
+ * make, such as one a plug-in made in its init hook). */
+static int runtime_stream(struct nmfs *d, int id, int *device, aclrtStream *stream,
+			  char *err, size_t errlen)
 {
-	int s = -1, rc = 0;
+	size_t max = 16, n;
+	struct op_registration *regs = NULL;
+	int rc = -ENOENT;
 
-	*device = 0;
+	for (;;) {
+		free(regs);
+		if (!(regs = calloc(max, sizeof(*regs))))
+			return -ENOMEM;
+		if ((n = op_registrations(d->ops, regs, max)) <= max)
+			break;
+		max = n;
+	}
+	for (size_t i = 0; i < n && rc; i++)
+		if (regs[i].stream_id == (uint64_t)id && regs[i].device >= 0) {
+			*stream = regs[i].stream;
+			*device = regs[i].device;
+			rc = 0;
+		}
+	free(regs);
+	if (rc)
+		snprintf(err, errlen, "no ACL allocator is registered on runtime stream %d "
+			 "(acl/allocators lists those there are)", id);
+	return rc;
+}
+
+/*
+ * "stream=S" (the daemon's S-th stream, made if new) or "runtime_stream=ID"
+ * (a registered stream of someone else's, its device its own), and
+ * "device=D", among words[from..n).
+ */
+static int stream_of(struct nmfs *d, struct ctl_args *a, int from, int *device,
+		     aclrtStream *stream, char *err, size_t errlen)
+{
+	int s = -1, rs = -1, dev = -1, rc = 0;
+
 	for (int i = from; i < a->n && rc >= 0; i++) {
-		rc = ctl_int_option(a->word[i], "stream", TREE_STREAMS, &s, err, errlen);
+		const char *w = a->word[i];
+		rc = ctl_int_option(w, "stream", TREE_STREAMS, &s, err, errlen);
 		if (rc == 0)
-			rc = ctl_int_option(a->word[i], "device", NPA_MAX_DEVICES - 1, device,
-					    err, errlen);
-		if (rc == 0 && strncmp(a->word[i], "workspace=", 10) &&
-		    strncmp(a->word[i], "ns=", 3)) {
-			snprintf(err, errlen, "unexpected '%s'", a->word[i]);
+			rc = ctl_int_option(w, "runtime_stream", INT_MAX, &rs, err, errlen);
+		if (rc == 0)
+			rc = ctl_int_option(w, "device", NPA_MAX_DEVICES - 1, &dev, err, errlen);
+		if (rc == 0 && strncmp(w, "workspace=", 10) && strncmp(w, "ns=", 3)) {
+			snprintf(err, errlen, "unexpected '%s'", w);
 			return -EINVAL;
 		}
 	}
 	if (rc < 0)
 		return rc;
-	if (s < 0 && need_stream) {
-		snprintf(err, errlen, "no stream=S (0..%d)", TREE_STREAMS);
+	if ((s < 0) == (rs < 0)) {
+		snprintf(err, errlen, "%s stream=S (0..%d) or runtime_stream=ID",
+			 s < 0 ? "no" : "both", TREE_STREAMS);
 		return -EINVAL;
 	}
-	return streams_get(&d->streams, *device, s < 0 ? 0 : s, stream, err, errlen);
+	if (s >= 0) {
+		*device = dev < 0 ? 0 : dev;
+		return streams_get(&d->streams, *device, s, stream, err, errlen);
+	}
+	if ((rc = runtime_stream(d, rs, device, stream, err, errlen)) == 0 && dev >= 0 &&
+	    dev != *device) {
+		snprintf(err, errlen, "runtime stream %d is a stream of device %d, not %d", rs,
+			 *device, dev);
+		return -EINVAL;
+	}
+	return rc;
 }
 
 /* ctl_split wants "VERB NAME ...": words are split here the same way. */
@@ -144,10 +193,11 @@ int store_acl_allocator(struct nmfs *d, const struct target *t, const char *valu
 	bool reg = strcmp(a.word[0], "register") == 0 && a.n >= 3;
 	if (!reg && strcmp(a.word[0], "unregister") != 0) {
 		snprintf(err, errlen, "'%s' is not 'register ALLOCATOR stream=S [device=D]' "
-			 "or 'unregister stream=S [device=D]'", value);
+			 "or 'unregister stream=S [device=D]' (or runtime_stream=ID for "
+			 "stream=S)", value);
 		return -EINVAL;
 	}
-	if ((rc = stream_of(d, &a, reg ? 2 : 1, true, &device, &stream, err, errlen)))
+	if ((rc = stream_of(d, &a, reg ? 2 : 1, &device, &stream, err, errlen)))
 		return rc;
 	rc = reg ? acl_adapters_register(d->acl, a.word[1], device, stream, err, errlen)
 		 : acl_adapters_unregister(d->acl, stream, err, errlen);
@@ -187,7 +237,8 @@ int store_op(struct nmfs *d, const struct target *t, const char *value, uid_t ca
 	bool launch = strcmp(a.word[0], "launch") == 0;
 	if (!launch && strcmp(a.word[0], "sync") != 0) {
 		snprintf(err, errlen, "'%s' is not 'launch stream=S workspace=SIZE [ns=N] "
-			 "[device=D]' or 'sync stream=S [device=D]'", value);
+			 "[device=D]' or 'sync stream=S [device=D]' (or runtime_stream=ID for "
+			 "stream=S)", value);
 		return -EINVAL;
 	}
 	if (launch && (rc = parse_u64_option(&a, "workspace", &workspace, err, errlen)) <= 0) {
@@ -197,7 +248,7 @@ int store_op(struct nmfs *d, const struct target *t, const char *value, uid_t ca
 	}
 	if (launch && (rc = parse_u64_option(&a, "ns", &ns, err, errlen)) < 0)
 		return rc;
-	if ((rc = stream_of(d, &a, 1, true, &device, &stream, err, errlen)))
+	if ((rc = stream_of(d, &a, 1, &device, &stream, err, errlen)))
 		return rc;
 	if (launch) {
 		rc = op_launch(d->ops, device, stream, workspace, ns, err, errlen);

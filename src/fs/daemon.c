@@ -79,11 +79,42 @@ static int sw_fallback_free(void *ctx, void *ptr, char *err, size_t errlen)
 	return sw_free(ctx, ptr, err, errlen);
 }
 
+static void *sw_hold_code_of(void *ctx, const void *code)
+{
+	return sw_hold_code(ctx, code);
+}
+
+static void sw_drop_code(void *ctx, void *held)
+{
+	sw_drop(ctx, held);
+}
+
+static bool entry_owns(const void *entry, const void *code)
+{
+	return sw_entry_has_code(entry, code);
+}
+
+/* A plug-in going away takes the ACL allocators it registered with it
+ * (its destructor may have done so; one that faulted never runs again). */
+static void drop_registrations(void *ctx, const struct sw_entry *e)
+{
+	struct nmfs *d = ctx;
+	char ids[256];
+	size_t n = op_unregister_code(entry_owns, e, ids, sizeof(ids));
+
+	if (n)
+		dlog_printf(&d->log, "acl: ACL allocator%s on runtime stream%s %s unregistered: "
+			    "%s functions are %s's code, which is being unloaded",
+			    n == 1 ? "" : "s", n == 1 ? "" : "s", ids, n == 1 ? "its" : "their",
+			    sw_entry_name(e));
+}
+
 /* Block handles, ACL allocators on streams, and operators with workspace
  * (taken from the allocator in use where no stream has one registered). */
 static int start_acl(struct nmfs *d)
 {
 	struct op_fallback fb = { .malloc = sw_fallback_malloc, .free = sw_fallback_free,
+				  .hold_code = sw_hold_code_of, .drop_code = sw_drop_code,
 				  .ctx = d->sw };
 	int rc = acl_adapters_create(d->sw, &d->acl);
 
@@ -112,6 +143,7 @@ static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
 		.plugin_dirs = plugin_dirs,
 		.owner = d->uid,
 		.on_unload = log_unload,
+		.on_unloading = drop_registrations,
 		.on_fault = log_fault,
 		.on_warn = log_warning,
 		.ctx = d,
@@ -210,6 +242,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	}
 	struct wl_target replay_target = wl_target_switch(d->sw);
 	rw_init(&d->replay, &replay_target, &d->log);
+	d->replay.launcher = d->ops;
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",
 		    device_bytes(), path[0] ? ", config " : "", path);

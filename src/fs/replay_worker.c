@@ -173,6 +173,8 @@ static int prepare(struct replay_worker *rw, const char *path, char *err,
 
 	if (rc == 0)
 		rc = wl_replay_new_target(&rw->target, t, &r, err, errlen);
+	if (rc == 0 && rw->launcher)
+		wl_replay_set_launcher(r, rw->launcher);
 	if (rc) {
 		if (t)
 			wl_trace_free(t);

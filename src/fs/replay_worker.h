@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "workload/replay.h"
+#include "workload/replay_ops.h"
 #include "base/sbuf.h"
 
 #include "daemon_log.h"
@@ -27,6 +28,7 @@ enum rw_state { RW_IDLE, RW_RUNNING, RW_DONE, RW_FAILED, RW_STOPPED };
 
 struct replay_worker {
 	struct wl_target target; /* the allocator switch, in the daemon */
+	struct op_launcher *launcher; /* launch_op's, shared with ctl/op; may be NULL */
 	struct dlog *log;
 
 	pthread_mutex_t start_lock; /* one rw_start/rw_stop at a time */

@@ -147,11 +147,13 @@ static const struct node nodes[] = {
 	CTL("/ctl/acl_allocator", store_acl_allocator,
 	    "ACL allocators on streams (aclrtAllocatorRegister), as torchair registers torch_npu's",
 	    "'register ALLOCATOR stream=S [device=D]' (ALLOCATOR: caching or a loaded pluginK) "
-	    "or 'unregister stream=S [device=D]'"),
+	    "or 'unregister stream=S [device=D]'; runtime_stream=ID (a stream someone else "
+	    "made, as acl/allocators lists it) may stand for stream=S"),
 	CTL("/ctl/op", store_op,
 	    "operators with workspace from their stream's ACL allocator (else the allocator in use)",
 	    "'launch stream=S workspace=SIZE [ns=N] [device=D]' (no ns: runs until the stream "
-	    "syncs) or 'sync stream=S [device=D]'"),
+	    "syncs) or 'sync stream=S [device=D]'; runtime_stream=ID (a plug-in's own stream, "
+	    "as acl/allocators lists it) may stand for stream=S"),
 	DIR_("/acl"),
 	RO("/acl/allocators", show_acl_allocators,
 	   "ACL allocator registrations per stream: descriptor, object, functions set, "

@@ -219,3 +219,8 @@ aclError capture_unsafe_call(bool invalidates)
 	pthread_mutex_unlock(&sim.sched_lock);
 	return forbidden ? ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT : ACL_SUCCESS;
 }
+
+bool npusim_capture_forbids_query(void)
+{
+	return capture_unsafe_call(false) != ACL_SUCCESS;
+}

@@ -36,7 +36,9 @@
 #include "config.h"
 #include "machine.h"
 #include "report/report.h"
+#include "alloc/block_handle.h"
 #include "workload/replay.h"
+#include "workload/replay_ops.h"
 
 #define EXIT_USAGE 2
 #define ERRLEN 1024
@@ -272,6 +274,8 @@ static int start_plugin(struct run *r, const struct cli *cli)
 				   "or plugin_dirs in the --config ini");
 	if ((rc = sw_create(&opt, &r->sw)) != 0)
 		return usage_error("cannot create the allocator switch: %s", strerror(-rc));
+	/* Before the load: an init hook may already take block handles. */
+	npa_block_handles_bind(r->sw);
 	if (sw_set_plugin(r->sw, cli->plugin, r->err, sizeof(r->err)) != 0)
 		return usage_error("%s", r->err);
 	return 0;
@@ -298,6 +302,21 @@ static double seconds_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* launch_op lines: where their workspace came from. */
+static void report_operators(struct run *r)
+{
+	struct op_launcher *l = wl_replay_launcher(r->replay);
+	struct op_totals t;
+
+	if (!l)
+		return;
+	op_totals(l, &t);
+	fprintf(stderr, "npumem-replay: %llu operators launched; workspace: %llu blocks "
+		"through ACL allocators, %llu from the allocator in use\n",
+		(unsigned long long)t.launched, (unsigned long long)t.acl_allocs,
+		(unsigned long long)t.fallback_allocs);
+}
+
 static int replay(struct run *r)
 {
 	struct wl_replay_counters c;
@@ -313,6 +332,7 @@ static int replay(struct run *r)
 	fprintf(stderr, "npumem-replay: %llu events in %.3f s (%.0f events/s), %llu OOMs\n",
 		(unsigned long long)c.events, elapsed,
 		elapsed > 0 ? (double)c.events / elapsed : 0.0, (unsigned long long)c.ooms);
+	report_operators(r);
 	return 0;
 }
 
@@ -457,6 +477,7 @@ static void teardown(struct run *r)
 	}
 	/* Unloads the plug-in, which gets back anything it still holds. */
 	sw_destroy(r->sw);
+	npa_block_handles_bind(NULL);
 	if (r->alloc)
 		npa_destroy(r->alloc, NULL);
 	if (r->sim_up)

@@ -25,6 +25,7 @@ struct pending {
 	aclrtAllocatorFreeFunc free;
 	aclrtAllocatorBlock block;
 	size_t size;
+	void *held;              /* the plug-in holding its code, kept loaded */
 };
 
 struct counts {
@@ -44,7 +45,7 @@ struct op_launcher {
 	struct pending *pending;
 	struct counts *counts;
 	struct faulted *faulted;
-	uint64_t fallback_allocs;
+	struct op_totals totals;
 };
 
 int op_launcher_create(const struct op_fallback *fb, struct op_launcher **out)
@@ -152,17 +153,26 @@ static int guarded(struct op_launcher *l, aclrtStream stream, struct call *c, ch
 	return retire(l, stream, c, &f, err, errlen);
 }
 
-/* The pending frees whose operators have completed, unlinked. */
+/*
+ * The pending frees whose operators have completed, unlinked. None while a
+ * capture forbids event queries: a query would invalidate it (CANN's ACL
+ * Graph rules), so they wait until no capture is under way, as torch_npu's
+ * caching allocator defers its events (insert_events_deferred_until_no_capture).
+ */
 static struct pending *take_completed(struct op_launcher *l)
 {
 	struct pending *done = NULL, **pp = &l->pending;
 
+	if (l->pending && npusim_capture_forbids_query())
+		return NULL;
 	while (*pp) {
 		struct pending *p = *pp;
 		aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
 
-		if (aclrtQueryEventStatus(p->event, &st) == ACL_SUCCESS &&
-		    st != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
+		/* No event: the operator never ran. A query refused (a capture
+		 * began meanwhile) leaves the block where it is. */
+		if (p->event && (aclrtQueryEventStatus(p->event, &st) != ACL_SUCCESS ||
+				 st != ACL_EVENT_RECORDED_STATUS_COMPLETE)) {
 			pp = &p->next;
 			continue;
 		}
@@ -171,6 +181,12 @@ static struct pending *take_completed(struct op_launcher *l)
 		done = p;
 	}
 	return done;
+}
+
+static void drop(struct op_launcher *l, void *held)
+{
+	if (held && l->fb.drop_code)
+		l->fb.drop_code(l->fb.ctx, held);
 }
 
 static void free_workspace(struct op_launcher *l, struct pending *p)
@@ -191,6 +207,7 @@ static void free_workspace(struct op_launcher *l, struct pending *p)
 	}
 	pthread_mutex_unlock(&l->lock);
 	aclrtDestroyEvent(p->event);
+	drop(l, p->held);
 	free(p);
 }
 
@@ -254,7 +271,8 @@ static int launch_fallback(struct op_launcher *l, int device, aclrtStream stream
 	if (ptr)
 		l->fb.free(l->fb.ctx, ptr, err, errlen);
 	pthread_mutex_lock(&l->lock);
-	l->fallback_allocs += ptr != NULL;
+	l->totals.fallback_allocs += ptr != NULL;
+	l->totals.launched += rc == 0;
 	pthread_mutex_unlock(&l->lock);
 	return rc;
 }
@@ -303,7 +321,49 @@ static void count_alloc(struct op_launcher *l, struct pending *p)
 		n->outstanding_blocks++;
 		n->outstanding_bytes += p->size;
 	}
+	l->totals.acl_allocs++;
 	pthread_mutex_unlock(&l->lock);
+}
+
+/*
+ * An operator captured into a graph runs again at every replay, so no
+ * event can say when its workspace is free, and none can be recorded on a
+ * capturing stream anyway. Its workspace comes the way torch_npu's
+ * workspace path takes it (unsafe_empty_workspace): from the allocator in
+ * use, which gives a capturing stream's blocks to the graph's private pool.
+ */
+static bool captures(aclrtStream stream)
+{
+	aclmdlRICaptureStatus st = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+
+	return aclmdlRICaptureGetInfo(stream, &st, NULL) == ACL_SUCCESS &&
+	       st != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+}
+
+/* The stream's registration, copied; false without one. */
+static bool registered(aclrtStream stream, struct call *c)
+{
+	aclrtAllocatorDesc desc;
+
+	return aclrtAllocatorGetByStream(stream, &desc, &c->obj, &c->alloc, &c->free, NULL,
+					 &c->get_addr) == ACL_SUCCESS;
+}
+
+/*
+ * Keep the plug-in whose object holds the allocator's code loaded while its
+ * functions may run (NULL: not a plug-in's). A plug-in going away drops
+ * its registrations first (op_unregister_code), so a registration read
+ * again after the hold, and unchanged, is safe to call.
+ */
+static void *hold(struct op_launcher *l, aclrtStream stream, struct call *c, bool *gone)
+{
+	void *held = l->fb.hold_code ? l->fb.hold_code(l->fb.ctx, (const void *)c->alloc) : NULL;
+	struct call again = { 0 };
+
+	*gone = !registered(stream, &again) || again.obj != c->obj ||
+		again.alloc != c->alloc || again.free != c->free ||
+		again.get_addr != c->get_addr;
+	return held;
 }
 
 int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t workspace,
@@ -311,26 +371,29 @@ int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t work
 {
 	struct pending *p;
 	struct call c = { .fn = ALLOC, .size = workspace };
-	aclrtAllocatorDesc desc;
 	aclError e;
+	bool gone;
 
 	op_reap(l);
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS)
 		return acl_refused(e, "aclrtSetDevice", err, errlen);
-	if (workspace == 0 || !stream ||
-	    aclrtAllocatorGetByStream(stream, &desc, &c.obj, &c.alloc, &c.free, NULL,
-				      &c.get_addr) != ACL_SUCCESS ||
+	if (workspace == 0 || !stream || captures(stream) || !registered(stream, &c) ||
 	    is_faulted(l, c.obj))
 		return launch_fallback(l, device, stream, workspace, ns, err, errlen);
-	if (!(p = calloc(1, sizeof(*p)))) {
+	void *held = hold(l, stream, &c, &gone);
+	if (gone || !(p = calloc(1, sizeof(*p)))) {
+		drop(l, held);
+		if (gone)
+			return launch_fallback(l, device, stream, workspace, ns, err, errlen);
 		snprintf(err, errlen, "out of host memory");
 		return -ENOMEM;
 	}
 	*p = (struct pending){ .stream = stream, .obj = c.obj, .free = c.free,
-			       .size = workspace };
+			       .size = workspace, .held = held };
 	int rc = take_workspace(l, device, stream, &c, p, err, errlen);
 	if (rc) {
 		free(p);
+		drop(l, held);
 		return rc;
 	}
 	count_alloc(l, p);
@@ -342,6 +405,7 @@ int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t work
 	pthread_mutex_lock(&l->lock);
 	p->next = l->pending;
 	l->pending = p;
+	l->totals.launched += rc == 0;
 	pthread_mutex_unlock(&l->lock);
 	if (rc)
 		op_reap(l);
@@ -377,12 +441,46 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 	return n;
 }
 
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
+			  char *ids, size_t idslen)
+{
+	size_t max = 64, n, dropped = 0, used = 0;
+	struct npusim_allocator_reg *regs = calloc(max, sizeof(*regs));
+
+	if (idslen)
+		ids[0] = '\0';
+	n = regs ? npusim_allocator_registrations(regs, max) : 0;
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct npusim_allocator_reg *r = &regs[i];
+		if (!owns(arg, (const void *)r->alloc) && !owns(arg, (const void *)r->free) &&
+		    !owns(arg, (const void *)r->get_addr_from_block) &&
+		    !owns(arg, (const void *)r->alloc_advise))
+			continue;
+		if (aclrtAllocatorUnregister(r->stream) != ACL_SUCCESS)
+			continue;
+		dropped++;
+		if (used < idslen)
+			used += (size_t)snprintf(ids + used, idslen - used, "%s%llu",
+						 used ? " " : "",
+						 (unsigned long long)r->stream_id);
+	}
+	free(regs);
+	return dropped;
+}
+
 uint64_t op_fallback_allocs(struct op_launcher *l)
 {
+	struct op_totals t;
+
+	op_totals(l, &t);
+	return t.fallback_allocs;
+}
+
+void op_totals(struct op_launcher *l, struct op_totals *out)
+{
 	pthread_mutex_lock(&l->lock);
-	uint64_t n = l->fallback_allocs;
+	*out = l->totals;
 	pthread_mutex_unlock(&l->lock);
-	return n;
 }
 
 void op_launcher_destroy(struct op_launcher *l)

@@ -13,6 +13,14 @@
  * caching allocator, as torch_npu's workspace path takes it) and is freed
  * right after the launch, the allocator's stream order keeping it safe.
  *
+ * Graph captures: an operator on a capturing stream takes its workspace
+ * from the fallback even with a registration (a captured operator runs at
+ * every replay, so no event can tell when its block is free; the caching
+ * allocator puts it in the graph's private pool, as torch_npu's workspace
+ * path does), and while a capture forbids event queries (a global one, or
+ * a thread_local one begun by the calling thread) no event is queried:
+ * pending frees wait until it ends, instead of invalidating it.
+ *
  * A registered allocator's functions are someone else's code (a plug-in's,
  * or a framework's): each call runs behind the fault barrier; one that
  * faults has its stream unregistered and is never called again, its
@@ -23,6 +31,7 @@
 #ifndef NPUMEMFS_OP_LAUNCH_H
 #define NPUMEMFS_OP_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +42,11 @@ struct op_fallback {
 	int (*malloc)(void *ctx, int device, size_t size, aclrtStream stream, void **ptr,
 		      char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
+	/* Optional: keep the plug-in whose object holds `code` loaded while a
+	 * registered allocator's functions there may still run (from the
+	 * launch to the free of each block); NULL for code no plug-in holds. */
+	void *(*hold_code)(void *ctx, const void *code);
+	void (*drop_code)(void *ctx, void *held);
 	void *ctx;
 };
 
@@ -55,7 +69,8 @@ void op_launcher_destroy(struct op_launcher *l);
  */
 int op_launch(struct op_launcher *l, int device, aclrtStream stream, size_t workspace,
 	      uint64_t ns, char *err, size_t errlen);
-/* Free the workspace of every operator whose work has completed. */
+/* Free the workspace of every operator whose work has completed; none
+ * while a capture forbids event queries on the calling thread. */
 void op_reap(struct op_launcher *l);
 
 /* One stream's registered allocator as the launcher has used it. */
@@ -82,7 +97,24 @@ struct op_registration {
 /* Fills at most `max`, in stream order; returns how many there are. */
 size_t op_registrations(struct op_launcher *l, struct op_registration *out, size_t max);
 
+/*
+ * Unregister every ACL allocator with a function `owns` says is its code
+ * (a plug-in about to be unloaded), so that the runtime never calls into
+ * code that is gone. Returns how many; their runtime stream ids, blank
+ * separated, in ids.
+ */
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
+			  char *ids, size_t idslen);
+
 /* The workspace the fallback gave: allocations so far. */
 uint64_t op_fallback_allocs(struct op_launcher *l);
+
+/* Everything launched so far. */
+struct op_totals {
+	uint64_t launched;          /* operators that ran */
+	uint64_t acl_allocs;        /* workspace blocks from registered allocators */
+	uint64_t fallback_allocs;   /* workspace blocks from the fallback */
+};
+void op_totals(struct op_launcher *l, struct op_totals *out);
 
 #endif /* NPUMEMFS_OP_LAUNCH_H */

@@ -50,7 +50,7 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 static bool names_a_device(uint16_t op)
 {
 	return op == WL_ALLOC || op == WL_FRACTION || op == WL_CAPTURE_BEGIN ||
-	       op == WL_MEMPOOL_CREATE;
+	       op == WL_MEMPOOL_CREATE || op == WL_LAUNCH_OP;
 }
 
 static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
@@ -348,6 +348,17 @@ static int sync_stream(struct wl_replay *r, const struct wl_event *ev, char *err
 	return 0;
 }
 
+/* A sync also frees the workspace of the operators it completed. */
+static int do_sync(struct wl_replay *r, const struct wl_event *ev, char *err, size_t errlen)
+{
+	int rc = ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
+				: sync_stream(r, ev, err, errlen);
+
+	if (rc == 0)
+		wl_replay_reap_ops(r);
+	return rc;
+}
+
 static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
@@ -372,8 +383,7 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 	case WL_ERASE_STREAM:
 		return do_erase_stream(r, ev, err, errlen);
 	case WL_SYNC:
-		return ev->stream < 0 ? sync_all_devices(r, ev, err, errlen)
-				      : sync_stream(r, ev, err, errlen);
+		return do_sync(r, ev, err, errlen);
 	case WL_EMPTY_CACHE:
 		return refused(r, ev, r->ops->empty_cache(r->ctx, -1), "empty_cache",
 			       err, errlen);
@@ -394,6 +404,8 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 	case WL_MEMPOOL_END:
 	case WL_MEMPOOL_RELEASE:
 		return wl_replay_pool_event(r, ev, err, errlen);
+	case WL_LAUNCH_OP:
+		return wl_replay_launch_op(r, ev, err, errlen);
 	}
 	return wl_replay_fail(r, ev, -EINVAL, err, errlen, "unknown event");
 }
@@ -457,6 +469,7 @@ void wl_replay_release_all(struct wl_replay *r)
 			drop_done(r, i);
 	}
 	wl_replay_pools_release(r);
+	wl_replay_ops_release(r);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)
@@ -470,6 +483,7 @@ void wl_replay_free(struct wl_replay *r)
 		return;
 	/* A graph still capturing holds its stream, which could not go. */
 	wl_replay_pools_free(r);
+	wl_replay_ops_free(r);
 	for (int d = 0; r->streams && d < r->ndevices; d++) {
 		for (uint32_t k = 1; k < r->t->nstreams; k++) {
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];

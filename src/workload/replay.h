@@ -20,6 +20,7 @@
  *     mempool_begin M stream=S
  *     mempool_end M
  *     mempool_release M
+ *     launch_op STREAM SIZE [ns=N] [device=D] an operator with SIZE bytes of workspace
  *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
  * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
@@ -103,6 +104,7 @@ enum wl_op {
 	WL_MEMPOOL_END,
 	WL_MEMPOOL_RELEASE,
 	WL_COMPLETE,
+	WL_LAUNCH_OP,
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -114,7 +116,7 @@ enum wl_op {
 /* One event, resolved at parse time so a replay does no lookups. */
 struct wl_event {
 	union {
-		uint64_t size;     /* alloc */
+		uint64_t size;     /* alloc; launch_op: workspace bytes */
 		double fraction;   /* fraction */
 		struct {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
@@ -126,8 +128,9 @@ struct wl_event {
 		 * its events are recorded on. */
 		uint32_t prev_use;
 	};
-	/* dense index of the trace ID (alloc, free, record_stream), or of the
-	 * graph (capture_begin, capture_end, graph_replay, graph_reset) */
+	/* dense index of the trace ID (alloc, free, record_stream), of the
+	 * graph (capture_begin, capture_end, graph_replay, graph_reset), or of
+	 * the operator (launch_op: its duration in wl_trace.op_ns) */
 	uint32_t slot;
 	uint32_t line;     /* line number in the trace file */
 	uint16_t op;       /* enum wl_op */
@@ -148,6 +151,9 @@ struct wl_trace {
 	uint32_t ngraphs;    /* graphs: named ones and one per unnamed capture */
 	uint32_t npools;     /* distinct pool names (pool=P, mempool M) */
 	bool has_complete;   /* some complete line: frees keep their events */
+	uint64_t *op_ns;     /* [nops]: each launch_op's virtual ns (OP_OPEN_ENDED
+			      * without ns=: until its stream is synchronized) */
+	uint32_t nops;
 	bool has_loop;       /* a loop_start line */
 	size_t loop_from;    /* the first event after it */
 };

@@ -9,6 +9,7 @@
 
 #include "alloc/graph.h"
 #include "alloc/mempool.h"
+#include "op_launch.h"
 #include "replay.h"
 
 /* A trace's pool name, as the replay has it now. */
@@ -41,6 +42,8 @@ struct wl_replay {
 	struct npa *npa;      /* the caching allocator the graphs and pools are in */
 	struct npa_graph **graphs;     /* [ngraphs], made at their first capture */
 	struct wl_pool_state *pools;   /* [npools] */
+	struct op_launcher *launcher;  /* launch_op's: NULL until the first one */
+	bool own_launcher;             /* made here (else the caller's) */
 };
 
 /* "TRACE:LINE: what" into err; returns rc. */
@@ -58,5 +61,15 @@ int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *e
 /* End of a loop: free the graphs, destroy the live mempools, forget handles. */
 void wl_replay_pools_release(struct wl_replay *r);
 void wl_replay_pools_free(struct wl_replay *r);
+
+/* launch_op events and their workspace (replay_ops.c). */
+int wl_replay_launch_op(struct wl_replay *r, const struct wl_event *ev, char *err,
+			size_t errlen);
+/* After a sync: free the workspace of the operators that completed. */
+void wl_replay_reap_ops(struct wl_replay *r);
+/* End of a loop: every operator of the replay's streams completes, and
+ * its workspace is freed. */
+void wl_replay_ops_release(struct wl_replay *r);
+void wl_replay_ops_free(struct wl_replay *r);
 
 #endif /* NPUMEMFS_REPLAY_IMPL_H */

@@ -200,6 +200,17 @@ static int set_mode(struct parser *p, const char *v, struct options *o)
 	return 0;
 }
 
+/* A duration in virtual nanoseconds, as ctl/op's ns=N. */
+static int set_ns(struct parser *p, const char *v, struct options *o)
+{
+	long ns;
+
+	if (parse_decimal(v, LONG_MAX, &ns) != 0)
+		return wl_parse_bad(p, "bad ns '%s' (virtual nanoseconds, 0 or more)", v);
+	o->ns = (uint64_t)ns;
+	return 0;
+}
+
 /* Options, in the order a refusal lists them; a NULL set marks a flag. */
 static const struct option_kind {
 	const char *key;
@@ -212,6 +223,7 @@ static const struct option_kind {
 	{ "pool", "pool=P", OPT_POOL, set_pool },
 	{ "graph", "graph=G", OPT_GRAPH, set_graph },
 	{ "mode", "mode=M", OPT_MODE, set_mode },
+	{ "ns", "ns=N", OPT_NS, set_ns },
 	{ "use_on_oom", "use_on_oom", OPT_USE_ON_OOM, NULL },
 	{ "no_split", "no_split", OPT_NO_SPLIT, NULL },
 };
@@ -276,7 +288,7 @@ int wl_parse_options(struct parser *p, char **f, int nf, unsigned allowed,
 	unsigned seen = 0;
 
 	*o = (struct options){ .device = -1, .stream = -1,
-			       .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL };
+			       .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, .ns = UINT64_MAX };
 	for (int i = 0; i < nf; i++) {
 		int rc = parse_option(p, f[i], allowed, &seen, o);
 		if (rc)
@@ -491,6 +503,7 @@ static const struct command {
 	{ "mempool_begin", WL_MEMPOOL_BEGIN, wl_parse_mempool_begin },
 	{ "mempool_end", WL_MEMPOOL_END, wl_parse_mempool_end },
 	{ "mempool_release", WL_MEMPOOL_RELEASE, wl_parse_mempool_release },
+	{ "launch_op", WL_LAUNCH_OP, wl_parse_launch_op },
 };
 
 /* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
@@ -762,5 +775,6 @@ void wl_trace_free(struct wl_trace *t)
 	free(t->name);
 	free(t->events);
 	free(t->stream_number);
+	free(t->op_ns);
 	free(t);
 }

@@ -36,6 +36,7 @@ struct parser {
 	struct wl_trace *t;
 	size_t cap;
 	size_t stream_cap;
+	size_t op_cap;               /* of t->op_ns */
 	struct id_entry *ids;
 	struct stream_entry *streams;
 	struct graph_entry *graphs;  /* named graphs */
@@ -55,6 +56,7 @@ enum {
 	OPT_USE_ON_OOM = 1u << 4,
 	OPT_NO_SPLIT = 1u << 5,
 	OPT_MODE = 1u << 6,
+	OPT_NS = 1u << 7,
 };
 
 struct options {
@@ -64,6 +66,7 @@ struct options {
 	const char *graph; /* NULL: not given */
 	unsigned flags;    /* OPT_USE_ON_OOM, OPT_NO_SPLIT given */
 	aclmdlRICaptureMode mode; /* global unless given */
+	uint64_t ns;       /* UINT64_MAX: not given */
 };
 
 /* Unlink and free every entry of a uthash table. */
@@ -95,6 +98,8 @@ int wl_parse_mempool_create(struct parser *p, char **f, int nf, struct wl_event 
 int wl_parse_mempool_begin(struct parser *p, char **f, int nf, struct wl_event *ev);
 int wl_parse_mempool_end(struct parser *p, char **f, int nf, struct wl_event *ev);
 int wl_parse_mempool_release(struct parser *p, char **f, int nf, struct wl_event *ev);
+/* launch_op (trace_parse_ops.c). */
+int wl_parse_launch_op(struct parser *p, char **f, int nf, struct wl_event *ev);
 /* Refuse a sync the runtime refuses while a stream captures. */
 int wl_parse_sync_allowed(struct parser *p, const struct stream_entry *s);
 void wl_parse_pools_release(struct parser *p);

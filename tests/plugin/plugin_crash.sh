@@ -35,6 +35,13 @@ grep -q 'faulted in faulty_abort_free: signal 6 (Aborted)' "$MNT/log" ||
 expect_eq "$(current)" caching "current allocator after the abort"
 cmp "$WORK/bytes" "$MNT/tensors/device0/cached" || fail "the caching allocator's tensor changed"
 
+# A crash in the init hook refuses the load; what was current stays.
+expect_fail "echo '$PLUGIN_DIR/faulty.so faulty_alloc faulty_free init=faulty_init_crash' >'$CTL'" \
+	"Bad address"
+grep -q "last_error: the init hook of .*faulty.so faulted: signal 11 (Segmentation fault)" "$CTL" ||
+	fail "no reason in: $(grep last_error "$CTL")"
+expect_eq "$(current)" caching "current allocator after a crash in init"
+
 rm "$MNT/tensors/device0/cached" "$MNT/tensors/device0/passed" "$MNT/tensors/device0/after"
 stop_fs
 expect_eq "$STATUS" 0 "exit status after SIGTERM"

@@ -165,6 +165,22 @@ static const struct bad_trace bad_traces[] = {
 	  "t:2: the lines after loop_start must leave live what they found live: id 'a' is allocated at the end (line 3)" },
 	{ "repeated_lines_that_free_a_weight", "alloc w 1\nloop_start\nalloc a 1\nfree a\nfree w\n", 0,
 	  "t:2: the lines after loop_start must leave live what they found live: id 'w' is freed at the end (line 5)" },
+	{ "launch_op_without_fields", "launch_op 1 0\nlaunch_op\n", 0,
+	  "t:2: launch_op: missing STREAM SIZE" },
+	{ "launch_op_without_size", "launch_op 1\n", 0, "t:1: launch_op: missing SIZE" },
+	{ "launch_op_with_a_bad_size", "launch_op 1 lots\n", 0,
+	  "t:1: bad workspace size 'lots'" },
+	{ "launch_op_on_a_negative_stream", "launch_op -1 4096\n", 0, "t:1: negative stream -1" },
+	{ "launch_op_with_a_negative_duration", "launch_op 1 4096 ns=-5\n", 0,
+	  "t:1: bad ns '-5' (virtual nanoseconds, 0 or more)" },
+	{ "launch_op_with_a_stream_option", "launch_op 1 4096 stream=2\n", 0,
+	  "t:1: bad option 'stream=2' (expected device=D or ns=N)" },
+	{ "launch_op_with_two_durations", "launch_op 1 4096 ns=1 ns=2\n", 0,
+	  "t:1: ns given twice" },
+	{ "launch_op_with_an_extra_field", "launch_op 1 4096 ns=1 device=0 x\n", 0,
+	  "t:1: launch_op: extra field 'x'" },
+	{ "ns_on_an_alloc", "alloc a 1 ns=5\n", 0,
+	  "t:1: bad option 'ns=5' (expected stream=S or device=D)" },
 };
 
 #define NBAD_TRACES (sizeof(bad_traces) / sizeof(bad_traces[0]))

@@ -200,6 +200,19 @@ graph_lines)
 		! grep -qi 'graph.pools' out || fail "graph pools in a $format report without graphs"
 	done
 	;;
+operator_workspace)
+	# Without an ACL allocator registered, workspace comes from the caching
+	# allocator and goes back at once: 4 MiB + 32 and 1 MiB + 32, rounded
+	# to 512, each from a 20 MiB segment of its own stream.
+	printf 'launch_op 1 4MiB\nlaunch_op 2 1MiB ns=1000\nsync 2\n' >ops.trace
+	run --format stats ops.trace
+	expect_status 0
+	grep -qx 'allocated_bytes.all.allocated 5243904' out || fail "not 4194816 + 1049088 bytes"
+	grep -qx 'allocated_bytes.all.current 0' out || fail "workspace outstanding"
+	grep -qx 'reserved_bytes.all.current 41943040' out || fail "not two 20 MiB segments"
+	grep -qx 'npumem-replay: 2 operators launched; workspace: 0 blocks through ACL allocators, 2 from the allocator in use' err ||
+		fail "no operator line on stderr"
+	;;
 gentrace_decode_options)
 	status=0
 	"$gentrace" training --share-pool no >out 2>err || status=$?
