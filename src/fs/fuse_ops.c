@@ -13,6 +13,7 @@
  * after open and outlives an unlink (hard_remove).
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -694,6 +695,22 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return daemon_ctx();
 }
 
+/*
+ * Every file is ready as a regular file is; the trace pipe's read waits as
+ * before. The handle for a later notification is destroyed here: libfuse
+ * (3.14) frees it only if the file system does, and event loops such as
+ * Go's (node_exporter) poll every file they read.
+ */
+static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_pollhandle *ph,
+		   unsigned *reventsp)
+{
+	(void)path, (void)fi;
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	*reventsp = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	return 0;
+}
+
 const struct fuse_operations nmfs_ops = {
 	.init = fs_init,
 	.getattr = fs_getattr,
@@ -707,6 +724,7 @@ const struct fuse_operations nmfs_ops = {
 	.truncate = fs_truncate,
 	.unlink = fs_unlink,
 	.release = fs_release,
+	.poll = fs_poll,
 	.utimens = fs_utimens,
 	.mkdir = refuse_mkdir,
 	.rmdir = refuse_path,

@@ -109,5 +109,19 @@ if not first[len(line):].startswith(again[:len(first) - len(line)]) or not again
     sys.exit("after a seek back, the bytes given back did not come again")
 PY
 
+# An event loop polls what it reads (Go's, in node_exporter): every file is
+# ready, and the daemon keeps no poll handle (LeakSanitizer checks at exit).
+python3 - "$MNT" <<'PY' || fail "poll"
+import os, select, sys
+for name in ("stats/device0", "metrics/npumemfs.prom", "log"):
+    fd = os.open(f"{sys.argv[1]}/{name}", os.O_RDONLY)
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    events = p.poll(1000)
+    if not events or not events[0][1] & select.POLLIN:
+        sys.exit(f"{name}: poll gave {events}")
+    os.close(fd)
+PY
+
 stop_fs
 expect_eq "$STATUS" 0 "exit status after SIGTERM"
