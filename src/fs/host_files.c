@@ -10,6 +10,7 @@
 
 #include "alloc/host_allocator.h"
 #include "daemon.h"
+#include "graphs.h"
 #include "nodes.h"
 #include "report/report.h"
 #include "workload/pinned_store.h"
@@ -134,11 +135,14 @@ static int pinned_unlink(struct nmfs *d, const struct target *t)
 	return ps_unlink(d->pinned, t->name);
 }
 
-/* A refused pin_memory() explains itself in the log, as a tensor's OOM. */
+/* pin_memory() on the graph thread's current stream: during a capture
+ * the pin goes to the graph's host pool. A refused pin explains itself
+ * in the log, as a tensor's OOM. */
 static int pinned_resize(struct nmfs *d, const struct target *t, uint64_t size)
 {
 	char err[NPA_ERRLEN] = "";
-	int rc = ps_resize(d->pinned, t->name, size, err, sizeof(err));
+	int rc = ps_resize(d->pinned, t->name, size, graphs_current_stream(d->graphs), err,
+			   sizeof(err));
 
 	if (rc < 0 && err[0])
 		dlog_printf(&d->log, "pinned/%s: %s", t->name, err);

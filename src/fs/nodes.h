@@ -112,4 +112,8 @@ int store_reset_accumulated_host_stats(struct nmfs *d, const struct target *t,
 extern const struct node_index pinned_index;
 extern const struct data_ops pinned_data;
 
+/* copy_files.c: ctl/copy, non-blocking copies between pinned and device tensors. */
+int store_copy(struct nmfs *d, const struct target *t, const char *value, uid_t caller,
+	       char *err, size_t errlen);
+
 #endif /* NPUMEMFS_NODES_H */
