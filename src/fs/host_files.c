@@ -38,6 +38,14 @@ int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *ou
 	return report_host_stats_json(out, &s);
 }
 
+int show_host_metrics(struct nmfs *d, struct sbuf *out)
+{
+	struct npa_host_stats s;
+
+	npa_host_get_stats(host(d), &s);
+	return report_prometheus_host(out, &s);
+}
+
 int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_host_block_info *b = NULL;

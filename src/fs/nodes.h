@@ -103,6 +103,8 @@ int show_host_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_pools(struct nmfs *d, const struct target *t, struct sbuf *out);
+/* host_memory_stats as Prometheus text, after the devices' (show_prometheus). */
+int show_host_metrics(struct nmfs *d, struct sbuf *out);
 int store_host_empty_cache(struct nmfs *d, const struct target *t, const char *value,
 			   uid_t caller, char *err, size_t errlen);
 int store_reset_peak_host_stats(struct nmfs *d, const struct target *t, const char *value,
