@@ -50,7 +50,7 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 static bool names_a_device(uint16_t op)
 {
 	return op == WL_ALLOC || op == WL_FRACTION || op == WL_CAPTURE_BEGIN ||
-	       op == WL_MEMPOOL_CREATE;
+	       op == WL_MEMPOOL_CREATE || op == WL_PIN || op == WL_COPY;
 }
 
 static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
@@ -96,7 +96,8 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ndevices = t->max_device + 1;
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
-	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0) {
+	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0 ||
+	    wl_replay_host_new(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -305,6 +306,11 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 	case WL_MEMPOOL_END:
 	case WL_MEMPOOL_RELEASE:
 		return wl_replay_pool_event(r, ev, err, errlen);
+	case WL_PIN:
+	case WL_UNPIN:
+	case WL_COPY:
+	case WL_HOST_EMPTY_CACHE:
+		return wl_replay_host_event(r, ev, err, errlen);
 	}
 	return wl_replay_fail(r, ev, -EINVAL, err, errlen, "unknown event");
 }
@@ -366,6 +372,7 @@ void wl_replay_release_all(struct wl_replay *r)
 			r->ops->free(r->ctx, p, NULL, 0);
 	}
 	wl_replay_pools_release(r);
+	wl_replay_host_release(r);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)
@@ -379,6 +386,7 @@ void wl_replay_free(struct wl_replay *r)
 		return;
 	/* A graph still capturing holds its stream, which could not go. */
 	wl_replay_pools_free(r);
+	wl_replay_host_free(r);
 	for (int d = 0; r->streams && d < r->ndevices; d++) {
 		for (uint32_t k = 1; k < r->t->nstreams; k++) {
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];

@@ -37,6 +37,8 @@ struct wl_replay {
 	struct npa *npa;      /* the caching allocator the graphs and pools are in */
 	struct npa_graph **graphs;     /* [ngraphs], made at their first capture */
 	struct wl_pool_state *pools;   /* [npools] */
+	void **pinned;                 /* [npins]: NULL when not pinned (or size 0) */
+	uint64_t *pinned_size;         /* [npins]: the size each live pin asked for */
 };
 
 /* "TRACE:LINE: what" into err; returns rc. */
@@ -54,5 +56,13 @@ int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *e
 /* End of a loop: free the graphs, destroy the live mempools, forget handles. */
 void wl_replay_pools_release(struct wl_replay *r);
 void wl_replay_pools_free(struct wl_replay *r);
+
+/* Pinned host events (replay_host.c). */
+int wl_replay_host_new(struct wl_replay *r);
+int wl_replay_host_event(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen);
+/* End of a loop: unpin every pinned ID still live. */
+void wl_replay_host_release(struct wl_replay *r);
+void wl_replay_host_free(struct wl_replay *r);
 
 #endif /* NPUMEMFS_REPLAY_IMPL_H */
