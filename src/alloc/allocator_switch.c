@@ -16,6 +16,7 @@
 #include <uthash.h>
 
 #include "allocator_switch.h"
+#include "host_allocator.h"
 
 #include "allocator_switch_impl.h"
 #include "mempool.h"
@@ -486,6 +487,11 @@ bool sw_is_caching(struct sw *sw)
 struct npa *sw_current_caching(struct sw *sw)
 {
 	return sw_is_caching(sw) ? sw->npa : NULL;
+}
+
+struct npa_host *sw_host(struct sw *sw)
+{
+	return npa_host_of(sw->npa);
 }
 
 int sw_write(struct sw *sw, const char *line, char *err, size_t errlen)

@@ -3,11 +3,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "device.h"
 #include "ptr_map.h"
+#include "invariant.h"
 
 struct tally {
 	struct npa_stats st;   /* only .current and the oversize singles are filled */
@@ -15,18 +15,6 @@ struct tally {
 	size_t unmapped_blocks;
 	size_t pending_events;
 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EFAULT;
-}
 
 static void add(struct npa_stat *arr, const struct npa_pool *pool, int64_t n)
 {
@@ -76,23 +64,26 @@ static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 		       const char *expect_ptr, char *err, size_t errlen)
 {
 	if (b->ptr != expect_ptr)
-		return fail(err, errlen, "block %p of segment %p does not follow its neighbour",
-			    (void *)b->ptr, (void *)seg->ptr);
+		return npa_broken(err, errlen,
+				  "block %p of segment %p does not follow its neighbour",
+				  (void *)b->ptr, (void *)seg->ptr);
 	if (b->seg != seg || b->pool != seg->pool || b->stream != seg->stream ||
 	    b->expandable != (seg->kind == NPA_SEGMENT_EXPANDABLE))
-		return fail(err, errlen, "block %p disagrees with its segment", (void *)b->ptr);
+		return npa_broken(err, errlen,
+				  "block %p disagrees with its segment", (void *)b->ptr);
 	if (b->next != NULL && b->next->prev != b)
-		return fail(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);
+		return npa_broken(err, errlen, "block %p: broken neighbour links", (void *)b->ptr);
 	if (is_free(b) && is_free(b->next) && b->mapped == b->next->mapped)
-		return fail(err, errlen, "free blocks %p and %p were not merged",
-			    (void *)b->ptr, (void *)b->next->ptr);
+		return npa_broken(err, errlen, "free blocks %p and %p were not merged",
+				  (void *)b->ptr, (void *)b->next->ptr);
 	if (!b->mapped && (b->allocated || seg->kind != NPA_SEGMENT_EXPANDABLE ||
 			   RB_FIND(npa_unmapped_tree, &b->pool->unmapped, (struct npa_block *)b) != b))
-		return fail(err, errlen, "unmapped block %p is not in its pool's unmapped set",
-			    (void *)b->ptr);
+		return npa_broken(err, errlen,
+				  "unmapped block %p is not in its pool's unmapped set",
+				  (void *)b->ptr);
 	if (b->mapped && is_free(b) &&
 	    RB_FIND(npa_block_tree, &b->pool->blocks, (struct npa_block *)b) != b)
-		return fail(err, errlen, "free block %p is not in its pool", (void *)b->ptr);
+		return npa_broken(err, errlen, "free block %p is not in its pool", (void *)b->ptr);
 	return 0;
 }
 
@@ -104,7 +95,7 @@ static int check_segment(const struct npa_device *dev, const struct npa_segment 
 	int rc;
 
 	if (seg->head == NULL || seg->head->prev != NULL)
-		return fail(err, errlen, "segment %p: bad head block", (void *)seg->ptr);
+		return npa_broken(err, errlen, "segment %p: bad head block", (void *)seg->ptr);
 	for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
 		if ((rc = check_block(seg, b, p, err, errlen)) < 0)
 			return rc;
@@ -112,8 +103,8 @@ static int check_segment(const struct npa_device *dev, const struct npa_segment 
 		p += b->size;
 	}
 	if (p != seg->ptr + seg->size)
-		return fail(err, errlen, "segment %p: blocks cover %td of %zu bytes",
-			    (void *)seg->ptr, p - seg->ptr, seg->size);
+		return npa_broken(err, errlen, "segment %p: blocks cover %td of %zu bytes",
+				  (void *)seg->ptr, p - seg->ptr, seg->size);
 	if (seg->kind == NPA_SEGMENT_EXPANDABLE) {
 		/* Mapping changes reserved bytes only, never segment counts. */
 		for (const struct npa_block *b = seg->head; b != NULL; b = b->next)
@@ -137,8 +128,8 @@ static int check_segments(const struct npa_device *dev, struct tally *t, char *e
 
 	RB_FOREACH(seg, npa_segment_tree, (struct npa_segment_tree *)&dev->segments) {
 		if (end != NULL && seg->ptr < end)
-			return fail(err, errlen, "segment %p overlaps the one before",
-				    (void *)seg->ptr);
+			return npa_broken(err, errlen, "segment %p overlaps the one before",
+					  (void *)seg->ptr);
 		if ((rc = check_segment(dev, seg, t, err, errlen)) < 0)
 			return rc;
 		end = seg->ptr + seg->size;
@@ -165,18 +156,18 @@ static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapp
 
 	RB_FOREACH(b, npa_unmapped_tree, (struct npa_unmapped_tree *)&pool->unmapped) {
 		if (b->mapped || b->allocated || b->pool != pool)
-			return fail(err, errlen, "unmapped set holds block %p that is not "
-				    "unmapped there", (void *)b->ptr);
+			return npa_broken(err, errlen, "unmapped set holds block %p that is not "
+					  "unmapped there", (void *)b->ptr);
 		(*unmapped)++;
 	}
 	RB_FOREACH(b, npa_block_tree, (struct npa_block_tree *)&pool->blocks) {
 		if (!is_free(b) || !b->mapped || b->pool != pool)
-			return fail(err, errlen, "pool holds block %p that is not free there",
-				    (void *)b->ptr);
+			return npa_broken(err, errlen, "pool holds block %p that is not free there",
+					  (void *)b->ptr);
 		/* Blocks whose key changed in place must still be in order. */
 		if (prev != NULL && !sorts_before(prev, b))
-			return fail(err, errlen, "pool holds block %p after %p out of order",
-				    (void *)b->ptr, (void *)prev->ptr);
+			return npa_broken(err, errlen, "pool holds block %p after %p out of order",
+					  (void *)b->ptr, (void *)prev->ptr);
 		prev = b;
 		(*count)++;
 	}
@@ -186,11 +177,11 @@ static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapp
 #define NPA_CHECK_ARRAY(name)                                                  \
 	for (int i = 0; i < NPA_STAT_TYPES; i++)                               \
 		if (t->st.name[i].current != st->name[i].current)              \
-			return fail(err, errlen,                               \
-				    #name ".%s.current is %" PRId64            \
-				    ", blocks say %" PRId64,                   \
-				    types[i], st->name[i].current,             \
-				    t->st.name[i].current);
+			return npa_broken(err, errlen,                               \
+					  #name ".%s.current is %" PRId64            \
+					  ", blocks say %" PRId64,                   \
+					  types[i], st->name[i].current,             \
+					  t->st.name[i].current);
 
 static int compare_stats(const struct npa_device *dev, const struct tally *t, char *err,
 			 size_t errlen)
@@ -202,10 +193,11 @@ static int compare_stats(const struct npa_device *dev, const struct tally *t, ch
 	if (dev->oversize_exact &&
 	    (t->st.oversize_allocations.current != st->oversize_allocations.current ||
 	     t->st.oversize_segments.current != st->oversize_segments.current))
-		return fail(err, errlen, "oversize counters disagree with the blocks");
+		return npa_broken(err, errlen, "oversize counters disagree with the blocks");
 	if ((int64_t)dev->total_allocated_memory != st->reserved_bytes[NPA_STAT_ALL].current)
-		return fail(err, errlen, "total_allocated_memory %zu != reserved_bytes %" PRId64,
-			    dev->total_allocated_memory, st->reserved_bytes[NPA_STAT_ALL].current);
+		return npa_broken(err, errlen,
+				  "total_allocated_memory %zu != reserved_bytes %" PRId64,
+				  dev->total_allocated_memory, st->reserved_bytes[NPA_STAT_ALL].current);
 	return 0;
 }
 
@@ -237,14 +229,15 @@ static int check_private_pools(const struct npa_device *dev, size_t *pooled,
 		if (rc < 0)
 			return rc;
 		if (pp->use_count < 0 || pp->freeable != (pp->use_count == 0))
-			return fail(err, errlen, "pool (%" PRIu64 ",%" PRIu64 "): use_count %d, %s",
-				    pp->id.first, pp->id.second, pp->use_count,
-				    pp->freeable ? "freeable" : "not freeable");
+			return npa_broken(err, errlen,
+					  "pool (%" PRIu64 ",%" PRIu64 "): use_count %d, %s",
+					  pp->id.first, pp->id.second, pp->use_count,
+					  pp->freeable ? "freeable" : "not freeable");
 		long segments = pp->mapped_pages ? pp->malloc_count : device_segments_of(dev, pp);
 		if (pp->malloc_count != segments)
-			return fail(err, errlen,
-				    "pool (%" PRIu64 ",%" PRIu64 "): npuMalloc_count %ld, %ld segments",
-				    pp->id.first, pp->id.second, pp->malloc_count, segments);
+			return npa_broken(err, errlen,
+					  "pool (%" PRIu64 ",%" PRIu64 "): npuMalloc_count %ld, %ld segments",
+					  pp->id.first, pp->id.second, pp->malloc_count, segments);
 	}
 	return 0;
 }
@@ -262,16 +255,17 @@ int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 	    (rc = compare_stats(dev, &t, err, errlen)) < 0)
 		return rc;
 	if (pooled != t.free_blocks)
-		return fail(err, errlen, "pools hold %zu blocks, segments have %zu free",
-			    pooled, t.free_blocks);
+		return npa_broken(err, errlen, "pools hold %zu blocks, segments have %zu free",
+				  pooled, t.free_blocks);
 	if (unmapped != t.unmapped_blocks)
-		return fail(err, errlen, "unmapped sets hold %zu blocks, segments have %zu",
-			    unmapped, t.unmapped_blocks);
+		return npa_broken(err, errlen, "unmapped sets hold %zu blocks, segments have %zu",
+				  unmapped, t.unmapped_blocks);
 	if (dev->allocated.count != (size_t)t.st.allocation[NPA_STAT_ALL].current)
-		return fail(err, errlen, "pointer map holds %zu blocks, %" PRId64 " allocated",
-			    dev->allocated.count, t.st.allocation[NPA_STAT_ALL].current);
+		return npa_broken(err, errlen,
+				  "pointer map holds %zu blocks, %" PRId64 " allocated",
+				  dev->allocated.count, t.st.allocation[NPA_STAT_ALL].current);
 	if (t.pending_events != dev->events.pending)
-		return fail(err, errlen, "%zu events queued, blocks wait for %zu",
-			    dev->events.pending, t.pending_events);
+		return npa_broken(err, errlen, "%zu events queued, blocks wait for %zu",
+				  dev->events.pending, t.pending_events);
 	return 0;
 }

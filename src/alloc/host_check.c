@@ -3,11 +3,11 @@
  * invariants of the default host algorithm recomputed from its blocks.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "host_impl.h"
+#include "invariant.h"
 
 static void fill_info(const struct host_block *b, struct npa_host_block_info *out)
 {
@@ -54,18 +54,6 @@ int npa_host_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t
 	return rc;
 }
 
-static int broken(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EFAULT;
-}
-
 /* What the blocks say the counters must be. */
 struct host_totals {
 	int64_t blocks, bytes, active, active_bytes, free_listed;
@@ -79,11 +67,13 @@ static int check_free_lists(const struct host_pool *p, struct host_totals *t, ch
 	for (unsigned i = 0; i < NPA_HOST_BUCKETS; i++) {
 		TAILQ_FOREACH(b, &p->free[i], free_link) {
 			if (b->allocated || b->event_count != 0 || b->pool != p)
-				return broken(err, errlen, "host block %p is in a free list but "
-					      "allocated, pending or of another pool", (void *)b->ptr);
+				return npa_broken(err, errlen,
+						  "host block %p is in a free list but "
+						  "allocated, pending or of another pool", (void *)b->ptr);
 			if (npa_host_bucket(b->size) != i)
-				return broken(err, errlen, "host block %p of %zu bytes is in free "
-					      "list %u", (void *)b->ptr, b->size, i);
+				return npa_broken(err, errlen,
+						  "host block %p of %zu bytes is in free "
+						  "list %u", (void *)b->ptr, b->size, i);
 			t->free_listed++;
 		}
 	}
@@ -104,17 +94,18 @@ static int check_blocks(struct npa_host *h, struct host_totals *t, char *err, si
 			t->active_bytes += (int64_t)b->size;
 		}
 		if (b->allocated && b->event_count > 0)
-			return broken(err, errlen, "host block %p is allocated with events pending",
-				      (void *)b->ptr);
+			return npa_broken(err, errlen,
+					  "host block %p is allocated with events pending",
+					  (void *)b->ptr);
 	}
 	/* No two blocks overlap. */
 	int rc = collect(h, &sorted, &n);
 
 	for (size_t i = 1; rc == 0 && i < n; i++)
 		if (sorted[i - 1].address + sorted[i - 1].size > sorted[i].address)
-			rc = broken(err, errlen, "host blocks at 0x%llx and 0x%llx overlap",
-				    (unsigned long long)sorted[i - 1].address,
-				    (unsigned long long)sorted[i].address);
+			rc = npa_broken(err, errlen, "host blocks at 0x%llx and 0x%llx overlap",
+					(unsigned long long)sorted[i - 1].address,
+					(unsigned long long)sorted[i].address);
 	free(sorted);
 	return rc;
 }
@@ -129,17 +120,18 @@ static int check_counters(struct npa_host *h, const struct host_totals *t, char 
 		bytes += h->active_bytes[i].current;
 	}
 	if (h->allocations.current != t->blocks || h->allocated_bytes.current != t->bytes)
-		return broken(err, errlen, "host allocations %lld / %lld bytes, but %lld blocks "
-			      "of %lld bytes", (long long)h->allocations.current,
-			      (long long)h->allocated_bytes.current, (long long)t->blocks,
-			      (long long)t->bytes);
+		return npa_broken(err, errlen,
+				  "host allocations %lld / %lld bytes, but %lld blocks "
+				  "of %lld bytes", (long long)h->allocations.current,
+				  (long long)h->allocated_bytes.current, (long long)t->blocks,
+				  (long long)t->bytes);
 	if (requests != t->active || bytes != t->active_bytes)
-		return broken(err, errlen, "host active_requests %lld / %lld bytes, but %lld "
-			      "blocks in use of %lld bytes", (long long)requests, (long long)bytes,
-			      (long long)t->active, (long long)t->active_bytes);
+		return npa_broken(err, errlen, "host active_requests %lld / %lld bytes, but %lld "
+				  "blocks in use of %lld bytes", (long long)requests, (long long)bytes,
+				  (long long)t->active, (long long)t->active_bytes);
 	if (t->free_listed != t->blocks - t->active)
-		return broken(err, errlen, "host free lists hold %lld blocks, %lld are free",
-			      (long long)t->free_listed, (long long)(t->blocks - t->active));
+		return npa_broken(err, errlen, "host free lists hold %lld blocks, %lld are free",
+				  (long long)t->free_listed, (long long)(t->blocks - t->active));
 	return 0;
 }
 
@@ -156,8 +148,8 @@ static int check_caching(struct npa_host *h, char *err, size_t errlen)
 	if (rc == 0)
 		rc = check_blocks(h, &t, err, errlen);
 	if (rc == 0 && owned != (size_t)t.blocks)
-		rc = broken(err, errlen, "host pools own %zu blocks, %lld exist", owned,
-			    (long long)t.blocks);
+		rc = npa_broken(err, errlen, "host pools own %zu blocks, %lld exist", owned,
+				(long long)t.blocks);
 	return rc ? rc : check_counters(h, &t, err, errlen);
 }
 

@@ -23,6 +23,7 @@
 #include <bsd/sys/tree.h>
 
 #include "host_impl.h"
+#include "invariant.h"
 
 #define XP_PAGE ((size_t)20 << 20)  /* segmentSize */
 #define XP_MIN_BLOCK ((size_t)512)   /* kMinBlockSize */
@@ -624,14 +625,14 @@ static int check_range(struct xsegment *s, struct xblock *head, int64_t *mapped,
 		bool free_mapped = b->mapped && allocatable(b);
 
 		if (b->ptr != at || b->seg != s || (b->next && b->next->prev != b))
-			return snprintf(err, errlen, "expandable host block %p does not follow "
-					"its neighbour", (void *)b->ptr), -EFAULT;
+			return npa_broken(err, errlen, "expandable host block %p does not follow "
+					  "its neighbour", (void *)b->ptr);
 		if (free_mapped && b->next && b->next->mapped && allocatable(b->next))
-			return snprintf(err, errlen, "free host blocks %p and %p were not merged",
-					(void *)b->ptr, (void *)b->next->ptr), -EFAULT;
+			return npa_broken(err, errlen, "free host blocks %p and %p were not merged",
+					  (void *)b->ptr, (void *)b->next->ptr);
 		if (b->mapped && s->handle[page_left(s, b->ptr)] == NULL)
-			return snprintf(err, errlen, "host block %p is mapped without a page",
-					(void *)b->ptr), -EFAULT;
+			return npa_broken(err, errlen, "host block %p is mapped without a page",
+					  (void *)b->ptr);
 		if (b->allocated || b->event_count > 0)
 			*active += (int64_t)b->size;
 		at += b->size;
@@ -639,8 +640,8 @@ static int check_range(struct xsegment *s, struct xblock *head, int64_t *mapped,
 	for (size_t i = 0; i < s->npages; i++)
 		*mapped += s->handle[i] != NULL ? (int64_t)XP_PAGE : 0;
 	if (at != s->va + s->npages * XP_PAGE)
-		return snprintf(err, errlen, "host blocks of range %p cover %zu of %zu bytes",
-				(void *)s->va, (size_t)(at - s->va), s->npages * XP_PAGE), -EFAULT;
+		return npa_broken(err, errlen, "host blocks of range %p cover %zu of %zu bytes",
+				  (void *)s->va, (size_t)(at - s->va), s->npages * XP_PAGE);
 	return 0;
 }
 
@@ -651,18 +652,18 @@ int host_xp_check(struct npa_host *h, char *err, size_t errlen)
 	struct xblock **head = nseg ? calloc(nseg, sizeof(*head)) : NULL;
 	size_t nh = head ? heads(xp, head, nseg) : 0;
 	int64_t mapped = 0, active = 0;
-	int rc = nh == nseg ? 0 : (snprintf(err, errlen, "%zu host ranges, %zu first blocks",
-					    nseg, nh), -EFAULT);
+	int rc = nh == nseg ? 0 : npa_broken(err, errlen, "%zu host ranges, %zu first blocks",
+					      nseg, nh);
 
 	for (size_t k = 0; rc == 0 && k < nh; k++)
 		rc = check_range(head[k]->seg, head[k], &mapped, &active, err, errlen);
 	free(head);
 	if (rc == 0 && (mapped != xp->allocated_bytes.current ||
 			active != xp->active_bytes.current))
-		rc = (snprintf(err, errlen, "host allocated_bytes %lld / active_bytes %lld, but "
-			       "%lld mapped, %lld in use", (long long)xp->allocated_bytes.current,
-			       (long long)xp->active_bytes.current, (long long)mapped,
-			       (long long)active), -EFAULT);
+		rc = npa_broken(err, errlen, "host allocated_bytes %lld / active_bytes %lld, but "
+				 "%lld mapped, %lld in use", (long long)xp->allocated_bytes.current,
+				 (long long)xp->active_bytes.current, (long long)mapped,
+				 (long long)active);
 	return rc;
 }
 

@@ -29,6 +29,7 @@ struct fs_graph {
 	char name[CTL_NAME_MAX + 1];
 	struct npa_graph *g;
 	int stream;            /* S of its last capture_begin, -1 before one */
+	uint64_t begun;        /* when its last capture began, in captures begun */
 	UT_hash_handle hh;
 };
 
@@ -45,6 +46,7 @@ struct fs_graphs {
 	struct graph_worker *worker;
 	struct fs_graph *by_name;   /* uthash iterates in creation order */
 	struct fs_handle *handles;
+	uint64_t captures;          /* captures begun, to order them */
 };
 
 enum graph_option { OPT_STREAM = 1, OPT_POOL = 2, OPT_MODE = 4, OPT_DEVICE = 8 };
@@ -211,7 +213,11 @@ static int resolve_pool(struct graph_job *j, struct npa_pool_id *id, struct fs_h
 	return pool_of_graph(j, pool, id);
 }
 
-static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
+typedef int (*begin_fn)(struct npa_graph *g, int device, aclrtStream stream,
+			struct npa_pool_id pool, aclmdlRICaptureMode mode, char *err,
+			size_t errlen);
+
+static int begin(struct graph_job *j, struct fs_graph *e, begin_fn fn)
 {
 	struct fs_handle *made = NULL;
 	struct npa_pool_id pool;
@@ -224,8 +230,7 @@ static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
 	if (rc == 0)
 		rc = resolve_pool(j, &pool, &made);
 	if (rc == 0)
-		rc = npa_graph_capture_begin(e->g, j->cmd.device, s, pool, j->cmd.mode,
-					     j->err, j->errlen);
+		rc = fn(e->g, j->cmd.device, s, pool, j->cmd.mode, j->err, j->errlen);
 	if (rc) {
 		free(made);
 		return rc;
@@ -233,7 +238,21 @@ static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
 	if (made)
 		HASH_ADD_STR(j->gs->handles, name, made);
 	e->stream = j->cmd.stream;
+	e->begun = ++j->gs->captures;
 	return 0;
+}
+
+/* NPUGraph.capture_begin: nothing else. */
+static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
+{
+	return begin(j, e, npa_graph_capture_begin);
+}
+
+/* torch.npu.graph(g, ...).__enter__: synchronize, empty_cache,
+ * host_empty_cache, then capture_begin. */
+static int run_enter(struct graph_job *j, struct fs_graph *e)
+{
+	return begin(j, e, npa_graph_enter);
 }
 
 /* The capture ends on the stream it began on: the graph's own. */
@@ -296,6 +315,7 @@ static int run_destroy(struct graph_job *j, struct fs_graph *e)
 static const struct graph_verb verbs[] = {
 	{ "create", 0, run_create },
 	{ "capture_begin", OPT_STREAM | OPT_POOL | OPT_MODE | OPT_DEVICE, run_capture_begin },
+	{ "enter", OPT_STREAM | OPT_POOL | OPT_MODE | OPT_DEVICE, run_enter },
 	{ "capture_end", 0, run_capture_end },
 	{ "replay", OPT_STREAM, run_replay },
 	{ "reset", 0, run_reset },
@@ -356,14 +376,14 @@ static int parse(struct nmfs *d, const char *value, struct ctl_args *a,
 				 .mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL };
 	c->verb = find_verb(a->word[0]);
 	if (!c->verb) {
-		snprintf(err, errlen, "'%s' is not create, capture_begin, capture_end, "
+		snprintf(err, errlen, "'%s' is not create, capture_begin, enter, capture_end, "
 			 "replay, reset or destroy", a->word[0]);
 		return -EINVAL;
 	}
 	for (int i = 2; i < a->n && !rc; i++)
 		rc = parse_option(d, c, a->word[i], err, errlen);
-	if (rc == 0 && c->verb->run == run_capture_begin && c->stream < 0) {
-		snprintf(err, errlen, "capture_begin needs stream=S");
+	if (rc == 0 && (c->verb->options & OPT_POOL) && c->stream < 0) {
+		snprintf(err, errlen, "%s needs stream=S", c->verb->name);
 		rc = -EINVAL;
 	}
 	return rc;
@@ -382,6 +402,25 @@ int store_graph(struct nmfs *d, const struct target *t, const char *value,
 	if (rc == 0)
 		dlog_printf(&d->log, "graph: %s", value);
 	return rc;
+}
+
+aclrtStream graphs_current_stream(struct fs_graphs *gs)
+{
+	struct fs_graph *e, *tmp;
+	struct npa_graph_info info;
+	aclrtStream current = NULL;
+	uint64_t newest = 0;
+
+	pthread_mutex_lock(&gs->lock);
+	HASH_ITER(hh, gs->by_name, e, tmp) {
+		npa_graph_get_info(e->g, &info);
+		if (info.state == NPA_GRAPH_CAPTURING && e->begun > newest) {
+			newest = e->begun;
+			current = info.stream;
+		}
+	}
+	pthread_mutex_unlock(&gs->lock);
+	return current;
 }
 
 /* The pool's segments and bytes, 0 once it is gone. */

@@ -6,11 +6,20 @@
 #ifndef NPUMEMFS_GRAPHS_H
 #define NPUMEMFS_GRAPHS_H
 
+#include <acl/acl_rt.h>
+
 struct fs_graphs;
 
 /* 0, or -errno when the worker thread cannot start. */
 int graphs_new(struct fs_graphs **out);
 /* Destroy every graph (each gives its pool's use back), stop the worker. */
 void graphs_free(struct fs_graphs *gs);
+/*
+ * The current stream of the graph thread: the stream of the newest capture
+ * under way, as inside `with torch.npu.graph(g, stream=s)`, or NULL (the
+ * default stream) when none captures. Pins take it, so a pin made during
+ * a capture goes to the graph's host pool.
+ */
+aclrtStream graphs_current_stream(struct fs_graphs *gs);
 
 #endif /* NPUMEMFS_GRAPHS_H */

@@ -10,6 +10,7 @@
 
 #include "alloc/host_allocator.h"
 #include "daemon.h"
+#include "graphs.h"
 #include "nodes.h"
 #include "report/report.h"
 #include "workload/pinned_store.h"
@@ -35,6 +36,14 @@ int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *ou
 	(void)t;
 	npa_host_get_stats(host(d), &s);
 	return report_host_stats_json(out, &s);
+}
+
+int show_host_metrics(struct nmfs *d, struct sbuf *out)
+{
+	struct npa_host_stats s;
+
+	npa_host_get_stats(host(d), &s);
+	return report_prometheus_host(out, &s);
 }
 
 int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out)
@@ -134,11 +143,14 @@ static int pinned_unlink(struct nmfs *d, const struct target *t)
 	return ps_unlink(d->pinned, t->name);
 }
 
-/* A refused pin_memory() explains itself in the log, as a tensor's OOM. */
+/* pin_memory() on the graph thread's current stream: during a capture
+ * the pin goes to the graph's host pool. A refused pin explains itself
+ * in the log, as a tensor's OOM. */
 static int pinned_resize(struct nmfs *d, const struct target *t, uint64_t size)
 {
 	char err[NPA_ERRLEN] = "";
-	int rc = ps_resize(d->pinned, t->name, size, err, sizeof(err));
+	int rc = ps_resize(d->pinned, t->name, size, graphs_current_stream(d->graphs), err,
+			   sizeof(err));
 
 	if (rc < 0 && err[0])
 		dlog_printf(&d->log, "pinned/%s: %s", t->name, err);

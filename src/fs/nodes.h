@@ -103,6 +103,8 @@ int show_host_stats(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_stats_json(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_blocks(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_host_pools(struct nmfs *d, const struct target *t, struct sbuf *out);
+/* host_memory_stats as Prometheus text, after the devices' (show_prometheus). */
+int show_host_metrics(struct nmfs *d, struct sbuf *out);
 int store_host_empty_cache(struct nmfs *d, const struct target *t, const char *value,
 			   uid_t caller, char *err, size_t errlen);
 int store_reset_peak_host_stats(struct nmfs *d, const struct target *t, const char *value,
@@ -111,5 +113,9 @@ int store_reset_accumulated_host_stats(struct nmfs *d, const struct target *t,
 				       const char *value, uid_t caller, char *err, size_t errlen);
 extern const struct node_index pinned_index;
 extern const struct data_ops pinned_data;
+
+/* copy_files.c: ctl/copy, non-blocking copies between pinned and device tensors. */
+int store_copy(struct nmfs *d, const struct target *t, const char *value, uid_t caller,
+	       char *err, size_t errlen);
 
 #endif /* NPUMEMFS_NODES_H */

@@ -118,6 +118,12 @@ static const struct node nodes[] = {
 	    "host stat peaks restart from the current values", "1"),
 	CTL("/ctl/reset_accumulated_host_memory_stats", store_reset_accumulated_host_stats,
 	    "host allocated/freed totals and timings restart from 0", "1"),
+	CTL("/ctl/copy", store_copy,
+	    "non-blocking copy between a pinned tensor and a tensor on a stream "
+	    "(dst.copy_(src, non_blocking=True)); the stream's use keeps the pinned block "
+	    "until the stream syncs",
+	    "'SRC DST': pinned/NAME and tensors/deviceN[/streamS]/NAME, either way round, "
+	    "equal sizes"),
 	CTL("/ctl/empty_virt_addr_cache", store_empty_virt_addr_cache,
 	    "release cached blocks but keep unmapped pages (empty_virt_addr_cache(); needs expandable_segments)",
 	    "1 (all devices) or deviceN (one device)"),
@@ -137,7 +143,9 @@ static const struct node nodes[] = {
 	  .show = show_graph, .store = store_graph,
 	  .help = "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
 	  .usage = "'create G', 'capture_begin G stream=S [pool=G2|pool=handle:H] "
-		   "[mode=global|thread_local|relaxed] [device=D]', 'capture_end G', "
+		   "[mode=global|thread_local|relaxed] [device=D]', 'enter G stream=S [...]' "
+		   "(torch.npu.graph's entry: synchronize, empty_cache, host_empty_cache, "
+		   "capture_begin), 'capture_end G', "
 		   "'replay G [stream=S]', 'reset G' or 'destroy G'" },
 	{ .path = "/ctl/mempool", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_mempool, .store = store_mempool,

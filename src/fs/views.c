@@ -221,5 +221,7 @@ int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out)
 			return rc;
 	}
 	int rc = report_prometheus(out, s, d->device_count, d->flavor);
-	return rc ? rc : show_pool_metrics(d, out);
+	if (rc == 0)
+		rc = show_pool_metrics(d, out);
+	return rc ? rc : show_host_metrics(d, out);
 }

@@ -79,6 +79,15 @@ int report_history_svg(struct sbuf *out, const struct report_sample *s, size_t n
  */
 int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
 		      int device_count, const struct npa_flavor *fl);
+/*
+ * host_memory_stats() in the same form, appended after the devices'
+ * (no device label; families named host_* so no key meets a device's):
+ *   npumemfs_host_allocated_bytes{stat="current"} 65536
+ *   npumemfs_host_allocated_bytes_allocated_total 196608
+ *   npumemfs_host_alloc_time_us{stat="max"} 12, npumemfs_host_alloc_time_us_total,
+ *   npumemfs_host_alloc_time_count_total, npumemfs_num_host_alloc_total
+ */
+int report_prometheus_host(struct sbuf *out, const struct npa_host_stats *s);
 
 /*
  * Memory history entries (npa_history_copy), one compact JSON object a

@@ -3,6 +3,7 @@
  *
  *     npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]
  *                     [--batches LO..HI|A,B,...] [--share-pool yes|no] [--graphs yes|no]
+ *                     [--batch SIZE] [--batch-min SIZE] [--prefetch N]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,15 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/size_parse.h"
 #include "workload/trace_gen.h"
 
 #define EXIT_USAGE 2
-#define KINDS "training, churn, random or decode-graphs"
+#define KINDS "training, churn, random, decode-graphs or pinned-loader"
 
 static const char usage[] =
 	"Usage: npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]\n"
 	"                       [--batches LO..HI|A,B,...] [--share-pool yes|no]\n"
-	"                       [--graphs yes|no]\n"
+	"                       [--graphs yes|no] [--batch SIZE] [--batch-min SIZE]\n"
+	"                       [--prefetch N]\n"
 	"Write a synthetic allocation trace (the npumem-replay format).\n"
 	"\n"
 	"KIND:\n"
@@ -29,6 +32,9 @@ static const char usage[] =
 	"  random     RMM random_allocations, up to 64 MiB (steps: events, default 20000)\n"
 	"  decode-graphs  LLM decoding with a graph captured per batch size, as vLLM\n"
 	"             (steps: decode steps replaying them, default 100)\n"
+	"  pinned-loader  a DataLoader with pin_memory=True: batches of varying size\n"
+	"             pinned ahead, copied to the device on stream 1, unpinned\n"
+	"             (steps: batches, default 200)\n"
 	"\n"
 	"Options:\n"
 	"  --seed N    PRNG seed (default 1); the same seed gives the same trace\n"
@@ -40,6 +46,12 @@ static const char usage[] =
 	"              eagerly, each step's layers on the default stream (the baseline)\n"
 	"  --share-pool yes|no  decode-graphs: one pool for every graph (default yes,\n"
 	"              as vLLM) or a pool each\n"
+	"  --batch SIZE  pinned-loader: the largest batch, bytes or KiB/MiB/GiB (default\n"
+	"              320MiB)\n"
+	"  --batch-min SIZE  pinned-loader: the smallest batch (default an eighth of\n"
+	"              --batch); sizes are uniform between them\n"
+	"  --prefetch N  pinned-loader: batches pinned ahead of the step (default 2,\n"
+	"              at most 64)\n"
 	"  --help      show this text\n"
 	"  --version   show the version\n";
 
@@ -97,6 +109,9 @@ int main(int argc, char **argv)
 		{ "batches", required_argument, NULL, 'b' },
 		{ "share-pool", required_argument, NULL, 'S' },
 		{ "graphs", required_argument, NULL, 'g' },
+		{ "batch", required_argument, NULL, 'B' },
+		{ "batch-min", required_argument, NULL, 'm' },
+		{ "prefetch", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -104,8 +119,9 @@ int main(int argc, char **argv)
 	struct wl_gen_options opt = { .seed = 1 };
 	enum wl_gen_kind kind;
 	const char *out = NULL;
-	bool decode_options = false;
+	bool decode_options = false, loader_options = false;
 	unsigned long long v;
+	uint64_t bytes;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -137,6 +153,22 @@ int main(int argc, char **argv)
 			*(c == 'S' ? &opt.own_pools : &opt.no_graphs) = strcmp(optarg, "no") == 0;
 			decode_options = true;
 			break;
+		case 'B':
+		case 'm':
+			if (npa_parse_size(optarg, &bytes) != 0 || bytes == 0)
+				return usage_error("bad %s '%s' (bytes, or with KiB/MiB/GiB)",
+						   c == 'B' ? "batch" : "batch-min", optarg);
+			*(c == 'B' ? &opt.batch_max : &opt.batch_min) = bytes;
+			loader_options = true;
+			break;
+		case 'p':
+			if (parse_u64(optarg, WL_GEN_MAX_PREFETCH, &v))
+				return usage_error("bad prefetch '%s' (0..%d)", optarg,
+						   WL_GEN_MAX_PREFETCH);
+			opt.prefetch = (unsigned)v;
+			opt.prefetch_set = true;
+			loader_options = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_SUCCESS;
@@ -154,6 +186,10 @@ int main(int argc, char **argv)
 	if (decode_options && kind != WL_GEN_DECODE_GRAPHS)
 		return usage_error("--batches, --share-pool and --graphs are decode-graphs "
 				   "options");
+	if (loader_options && kind != WL_GEN_PINNED_LOADER)
+		return usage_error("--batch, --batch-min and --prefetch are pinned-loader options");
+	if (opt.batch_min > (opt.batch_max ? opt.batch_max : WL_GEN_DEFAULT_BATCH_MAX))
+		return usage_error("--batch-min is above --batch");
 	if (opt.no_graphs && opt.own_pools)
 		return usage_error("--share-pool needs graphs (--graphs no captures none)");
 	return write_trace(kind, &opt, out);

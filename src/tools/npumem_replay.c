@@ -37,6 +37,7 @@
 #include "machine.h"
 #include "report/report.h"
 #include "alloc/block_handle.h"
+#include "alloc/host_allocator.h"
 #include "workload/replay.h"
 #include "workload/replay_ops.h"
 
@@ -404,19 +405,34 @@ static void pools_stats(struct sbuf *out, const struct pool_list *l)
 	sbuf_printf(out, "graph_pools.reserved_bytes %llu\n", l->total);
 }
 
-/* A "graph_pools" member, added as the stats object's last. */
-static void pools_json(struct sbuf *out, const struct pool_list *l)
+/* Open a member NAME as the stats object's last: the caller writes its
+ * value and then closes the object with close_last_member. */
+static void open_last_member(struct sbuf *out, const char *name, char *tail, size_t len)
 {
 	char *end = out->len ? strrchr(out->data, '}') : NULL;
-	char tail[8];
 
+	tail[0] = '\0';
 	if (end == NULL)
 		return;
-	snprintf(tail, sizeof(tail), "%s", end + 1);
+	snprintf(tail, len, "%s", end + 1);
 	out->len = (size_t)(end - out->data);
 	while (out->len > 0 && strchr(" \n", out->data[out->len - 1]))
 		out->len--;
-	sbuf_printf(out, ",\n  \"graph_pools\": {\n");
+	sbuf_printf(out, ",\n  \"%s\": ", name);
+}
+
+static void close_last_member(struct sbuf *out, const char *tail)
+{
+	sbuf_printf(out, "\n}%s", tail);
+}
+
+/* A "graph_pools" member, added as the stats object's last. */
+static void pools_json(struct sbuf *out, const struct pool_list *l)
+{
+	char tail[8];
+
+	open_last_member(out, "graph_pools", tail, sizeof(tail));
+	sbuf_printf(out, "{\n");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct npa_pool_info *p = &l->p[i];
 		sbuf_printf(out, "    \"%llu_%llu\": {\n      \"allocated_bytes\": %llu,\n"
@@ -426,7 +442,8 @@ static void pools_json(struct sbuf *out, const struct pool_list *l)
 			    (unsigned long long)p->allocated_bytes,
 			    (unsigned long long)p->reserved_bytes, p->segments, p->use_count);
 	}
-	sbuf_printf(out, "    \"reserved_bytes\": %llu\n  }\n}%s", l->total, tail);
+	sbuf_printf(out, "    \"reserved_bytes\": %llu\n  }", l->total);
+	close_last_member(out, tail);
 }
 
 static int format_pools(struct run *r, enum format format, struct sbuf *out)
@@ -450,6 +467,90 @@ static int format_pools(struct run *r, enum format format, struct sbuf *out)
 	return out->error;
 }
 
+/*
+ * What the pinned host allocator holds at the end, for a trace with pin
+ * lines: host_memory_stats() and the bytes the live pins asked for, so
+ * the rounding shows (a 20 GiB batch held in a 32 GiB block).
+ */
+static void host_text(struct sbuf *out, const struct npa_host_stats *h,
+		      const struct wl_replay_counters *c)
+{
+	sbuf_printf(out, "Pinned host memory:\n"
+		    "  held (allocated_bytes): %lld, peak %lld\n"
+		    "  in use or pending (active_bytes): %lld, peak %lld\n"
+		    "  asked for by live pins: %llu, peak %llu\n"
+		    "  blocks: %lld, peak %lld; %llu pins, %llu copies, %llu pins refused\n",
+		    (long long)h->allocated_bytes.current, (long long)h->allocated_bytes.peak,
+		    (long long)h->active_bytes.current, (long long)h->active_bytes.peak,
+		    (unsigned long long)c->pinned_requested,
+		    (unsigned long long)c->pinned_requested_peak,
+		    (long long)h->allocations.current, (long long)h->allocations.peak,
+		    (unsigned long long)c->pins, (unsigned long long)c->copies,
+		    (unsigned long long)c->pin_ooms);
+	sbuf_printf(out, "pinned memory holds %lld bytes (peak %lld) for requests of %llu "
+		    "(peak %llu)\n", (long long)h->allocated_bytes.current,
+		    (long long)h->allocated_bytes.peak,
+		    (unsigned long long)c->pinned_requested,
+		    (unsigned long long)c->pinned_requested_peak);
+}
+
+/* host/stats' keys under host_memory_stats., then the requests. */
+static int host_stats(struct sbuf *out, const struct npa_host_stats *h,
+		      const struct wl_replay_counters *c)
+{
+	struct sbuf flat;
+	int rc;
+
+	sbuf_init(&flat);
+	rc = report_host_stats_flat(&flat, h);
+	for (char *line = flat.data; rc == 0 && line != NULL && *line;) {
+		char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+		sbuf_printf(out, "host_memory_stats.%.*s\n", len, line);
+		line = nl ? nl + 1 : NULL;
+	}
+	sbuf_release(&flat);
+	sbuf_printf(out, "pinned_requested_bytes.current %llu\npinned_requested_bytes.peak %llu\n",
+		    (unsigned long long)c->pinned_requested,
+		    (unsigned long long)c->pinned_requested_peak);
+	return rc;
+}
+
+static int host_json(struct sbuf *out, const struct npa_host_stats *h,
+		     const struct wl_replay_counters *c)
+{
+	char tail[8];
+	int rc;
+
+	open_last_member(out, "host_memory_stats", tail, sizeof(tail));
+	rc = report_host_stats_json(out, h);
+	while (out->len > 0 && out->data[out->len - 1] == '\n')
+		out->len--;
+	sbuf_printf(out, ",\n  \"pinned_requested_bytes\": {\"current\": %llu, \"peak\": %llu}",
+		    (unsigned long long)c->pinned_requested,
+		    (unsigned long long)c->pinned_requested_peak);
+	close_last_member(out, tail);
+	return rc;
+}
+
+static int format_host(struct run *r, enum format format, struct sbuf *out)
+{
+	struct wl_replay_counters c;
+	struct npa_host_stats h;
+
+	if (r->trace->npins == 0 || format == FORMAT_SNAPSHOT)
+		return 0;
+	wl_replay_counters(r->replay, &c);
+	npa_host_get_stats(npa_host_of(r->alloc), &h);
+	if (format == FORMAT_SUMMARY)
+		host_text(out, &h, &c);
+	else if (format == FORMAT_STATS)
+		return host_stats(out, &h, &c);
+	else
+		return host_json(out, &h, &c);
+	return out->error;
+}
+
 static int print_report(struct run *r, enum format format)
 {
 	struct sbuf out;
@@ -459,6 +560,8 @@ static int print_report(struct run *r, enum format format)
 	rc = format_report(r, format, &out);
 	if (rc == 0)
 		rc = format_pools(r, format, &out);
+	if (rc == 0)
+		rc = format_host(r, format, &out);
 	if (rc == 0 && out.len)
 		fwrite(out.data, 1, out.len, stdout);
 	sbuf_release(&out);

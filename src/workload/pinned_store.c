@@ -110,8 +110,8 @@ int ps_size(struct pinned_store *ps, const char *name, uint64_t *size)
 	return p != NULL ? 0 : -ENOENT;
 }
 
-static int resize_locked(struct pinned_store *ps, struct pinned *p, uint64_t size, char *err,
-			 size_t errlen)
+static int resize_locked(struct pinned_store *ps, struct pinned *p, uint64_t size,
+			 aclrtStream stream, char *err, size_t errlen)
 {
 	void *ptr = NULL;
 	int rc;
@@ -120,7 +120,7 @@ static int resize_locked(struct pinned_store *ps, struct pinned *p, uint64_t siz
 		return 0;
 	if (size > SIZE_MAX)
 		return -EFBIG;
-	rc = npa_host_malloc(ps->host, (size_t)size, NULL, &ptr, err, errlen);
+	rc = npa_host_malloc(ps->host, (size_t)size, stream, &ptr, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (ptr != NULL && p->ptr != NULL)
@@ -133,15 +133,15 @@ static int resize_locked(struct pinned_store *ps, struct pinned *p, uint64_t siz
 	return 0;
 }
 
-int ps_resize(struct pinned_store *ps, const char *name, uint64_t size, char *err,
-	      size_t errlen)
+int ps_resize(struct pinned_store *ps, const char *name, uint64_t size, aclrtStream stream,
+	      char *err, size_t errlen)
 {
 	struct pinned *p;
 	int rc;
 
 	pthread_mutex_lock(&ps->lock);
 	p = find(ps, name);
-	rc = p != NULL ? resize_locked(ps, p, size, err, errlen) : -ENOENT;
+	rc = p != NULL ? resize_locked(ps, p, size, stream, err, errlen) : -ENOENT;
 	pthread_mutex_unlock(&ps->lock);
 	return rc;
 }
@@ -181,6 +181,19 @@ ssize_t ps_write(struct pinned_store *ps, const char *name, const char *buf, siz
 	ssize_t n = transfer(ps, name, (char *)buf, size, off, false);
 
 	return n == 0 && size > 0 ? -EFBIG : n;
+}
+
+int ps_use(struct pinned_store *ps, const char *name, ps_use_fn fn, void *arg)
+{
+	struct pinned *p;
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&ps->lock);
+	p = find(ps, name);
+	if (p != NULL)
+		rc = fn(arg, ps->host, p->ptr, p->size);
+	pthread_mutex_unlock(&ps->lock);
+	return rc;
 }
 
 int ps_list(struct pinned_store *ps, int (*fn)(void *arg, const char *name), void *arg)

@@ -50,7 +50,8 @@ static int refused(struct wl_replay *r, const struct wl_event *ev, int rc,
 static bool names_a_device(uint16_t op)
 {
 	return op == WL_ALLOC || op == WL_FRACTION || op == WL_CAPTURE_BEGIN ||
-	       op == WL_MEMPOOL_CREATE || op == WL_LAUNCH_OP;
+	       op == WL_MEMPOOL_CREATE || op == WL_LAUNCH_OP ||
+	       op == WL_PIN || op == WL_COPY;
 }
 
 static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
@@ -99,7 +100,7 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	if (t->has_complete)
 		r->done = calloc(t->nslots ? t->nslots : 1, sizeof(*r->done));
 	if (r->ptr == NULL || r->streams == NULL || (t->has_complete && r->done == NULL) ||
-	    wl_replay_pools_new(r) != 0) {
+	    wl_replay_pools_new(r) != 0 || wl_replay_host_new(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -406,6 +407,11 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return wl_replay_pool_event(r, ev, err, errlen);
 	case WL_LAUNCH_OP:
 		return wl_replay_launch_op(r, ev, err, errlen);
+	case WL_PIN:
+	case WL_UNPIN:
+	case WL_COPY:
+	case WL_HOST_EMPTY_CACHE:
+		return wl_replay_host_event(r, ev, err, errlen);
 	}
 	return wl_replay_fail(r, ev, -EINVAL, err, errlen, "unknown event");
 }
@@ -470,6 +476,7 @@ void wl_replay_release_all(struct wl_replay *r)
 	}
 	wl_replay_pools_release(r);
 	wl_replay_ops_release(r);
+	wl_replay_host_release(r);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)
@@ -484,6 +491,7 @@ void wl_replay_free(struct wl_replay *r)
 	/* A graph still capturing holds its stream, which could not go. */
 	wl_replay_pools_free(r);
 	wl_replay_ops_free(r);
+	wl_replay_host_free(r);
 	for (int d = 0; r->streams && d < r->ndevices; d++) {
 		for (uint32_t k = 1; k < r->t->nstreams; k++) {
 			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];

@@ -21,6 +21,10 @@
  *     mempool_end M
  *     mempool_release M
  *     launch_op STREAM SIZE [ns=N] [device=D] an operator with SIZE bytes of workspace
+ *     pin ID SIZE [stream=S] [device=D]      pin_memory(): pinned host memory
+ *     unpin ID
+ *     copy ID STREAM [device=D]              non-blocking copy of pinned ID on STREAM
+ *     host_empty_cache
  *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
  * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
@@ -105,6 +109,10 @@ enum wl_op {
 	WL_MEMPOOL_RELEASE,
 	WL_COMPLETE,
 	WL_LAUNCH_OP,
+	WL_PIN,
+	WL_UNPIN,
+	WL_COPY,
+	WL_HOST_EMPTY_CACHE,
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -154,6 +162,7 @@ struct wl_trace {
 	uint64_t *op_ns;     /* [nops]: each launch_op's virtual ns (OP_OPEN_ENDED
 			      * without ns=: until its stream is synchronized) */
 	uint32_t nops;
+	uint32_t npins;      /* distinct pinned IDs (pin, unpin, copy) */
 	bool has_loop;       /* a loop_start line */
 	size_t loop_from;    /* the first event after it */
 };
@@ -188,6 +197,11 @@ struct wl_replay_counters {
 	uint64_t ooms;          /* allocations refused by the allocator */
 	uint64_t skipped_frees; /* frees of IDs whose allocation failed */
 	uint64_t skipped_record_streams; /* record_stream or erase_stream of such IDs */
+	uint64_t pins;          /* successful pins */
+	uint64_t pin_ooms;      /* pins the host allocator refused */
+	uint64_t copies;        /* copies of live pins */
+	uint64_t pinned_requested;      /* bytes the live pins asked for */
+	uint64_t pinned_requested_peak; /* its peak, over every run */
 	size_t position;        /* index of the next event to run */
 };
 
@@ -215,6 +229,8 @@ struct wl_target_ops {
 	/* The caching allocator if it serves allocations now, else NULL (a
 	 * plug-in is current): graphs and private pools are its own. */
 	struct npa *(*caching)(void *ctx);
+	/* The pinned host allocator (always the caching allocator's). */
+	struct npa_host *(*host)(void *ctx);
 };
 
 struct wl_target {

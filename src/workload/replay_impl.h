@@ -44,6 +44,8 @@ struct wl_replay {
 	struct wl_pool_state *pools;   /* [npools] */
 	struct op_launcher *launcher;  /* launch_op's: NULL until the first one */
 	bool own_launcher;             /* made here (else the caller's) */
+	void **pinned;                 /* [npins]: NULL when not pinned (or size 0) */
+	uint64_t *pinned_size;         /* [npins]: the size each live pin asked for */
 };
 
 /* "TRACE:LINE: what" into err; returns rc. */
@@ -71,5 +73,12 @@ void wl_replay_reap_ops(struct wl_replay *r);
  * its workspace is freed. */
 void wl_replay_ops_release(struct wl_replay *r);
 void wl_replay_ops_free(struct wl_replay *r);
+/* Pinned host events (replay_host.c). */
+int wl_replay_host_new(struct wl_replay *r);
+int wl_replay_host_event(struct wl_replay *r, const struct wl_event *ev, char *err,
+			 size_t errlen);
+/* End of a loop: unpin every pinned ID still live. */
+void wl_replay_host_release(struct wl_replay *r);
+void wl_replay_host_free(struct wl_replay *r);
 
 #endif /* NPUMEMFS_REPLAY_IMPL_H */

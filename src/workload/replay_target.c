@@ -7,6 +7,7 @@
  * indirect call per event over calling it by name.
  */
 #include "alloc/allocator_switch.h"
+#include "alloc/host_allocator.h"
 #include "replay.h"
 
 static int npa_t_malloc(void *ctx, int device, size_t size, aclrtStream stream,
@@ -71,6 +72,11 @@ static struct npa *npa_t_caching(void *ctx)
 	return ctx;
 }
 
+static struct npa_host *npa_t_host(void *ctx)
+{
+	return npa_host_of(ctx);
+}
+
 static const struct wl_target_ops npa_ops = {
 	.malloc = npa_t_malloc,
 	.free = npa_t_free,
@@ -84,6 +90,7 @@ static const struct wl_target_ops npa_ops = {
 	.device_count = npa_t_device_count,
 	.check = npa_t_check,
 	.caching = npa_t_caching,
+	.host = npa_t_host,
 };
 
 struct wl_target wl_target_npa(struct npa *a)
@@ -148,6 +155,11 @@ static struct npa *sw_t_caching(void *ctx)
 	return sw_current_caching(ctx);
 }
 
+static struct npa_host *sw_t_host(void *ctx)
+{
+	return sw_host(ctx);
+}
+
 static const struct wl_target_ops sw_ops = {
 	.malloc = sw_t_malloc,
 	.free = sw_t_free,
@@ -161,6 +173,7 @@ static const struct wl_target_ops sw_ops = {
 	.device_count = sw_t_device_count,
 	.check = NULL,
 	.caching = sw_t_caching,
+	.host = sw_t_host,
 };
 
 struct wl_target wl_target_switch(struct sw *sw)

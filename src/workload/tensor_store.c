@@ -384,6 +384,49 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 	return rc;
 }
 
+static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *host,
+			     uint64_t size, aclrtMemcpyKind kind, char *err, size_t errlen)
+{
+	bool to_device = kind == ACL_MEMCPY_HOST_TO_DEVICE;
+	aclError e;
+
+	if (size != t->size) {
+		snprintf(err, errlen, "the pinned tensor has %llu bytes and tensor %s %llu: "
+			 "copy_ needs equal sizes", (unsigned long long)size, t->name,
+			 (unsigned long long)t->size);
+		return -EINVAL;
+	}
+	if (size == 0)
+		return 0;
+	if ((e = aclrtSetDevice(ts->device)) != ACL_SUCCESS)
+		return copy_failed(e, "aclrtSetDevice", err, errlen);
+	e = to_device ? aclrtMemcpyAsync(t->ptr, size, host, size, kind, ts->stream)
+		      : aclrtMemcpyAsync(host, size, t->ptr, size, kind, ts->stream);
+	if (e == ACL_ERROR_INVALID_PARAM)
+		return not_device_memory(t->ptr, err, errlen);
+	if (e != ACL_SUCCESS)
+		return copy_failed(e, "aclrtMemcpyAsync", err, errlen);
+	if (to_device)
+		extent_set_add(&t->written, 0, size);
+	return 0;
+}
+
+int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_t size,
+		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&ts->lock);
+	struct tensor *t = find(ts, name);
+	if (t)
+		rc = copy_async_locked(ts, t, host, size, kind, err, errlen);
+	pthread_mutex_unlock(&ts->lock);
+	*stream = ts->stream;
+	if (rc == -ENOENT)
+		snprintf(err, errlen, "no tensor %s", name);
+	return rc;
+}
+
 int ts_foreach(struct tensor_store *ts, ts_visit_fn fn, void *arg)
 {
 	struct tensor *t, *tmp;

@@ -59,6 +59,17 @@ ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
 ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 		 size_t len, uint64_t off, char *err, size_t errlen);
 
+/*
+ * A non-blocking copy between the tensor and `size` bytes of pinned host
+ * memory at `host` (tensor.copy_(pinned, non_blocking=True) and back):
+ * aclrtMemcpyAsync on the store's stream, so a capture records it and
+ * every replay reads (or writes) the pinned bytes anew; nothing is staged.
+ * The sizes must be equal (-EINVAL, reason in err); size 0 copies nothing.
+ * *stream is the stream the copy went to, for the pinned block's event.
+ */
+int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_t size,
+		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen);
+
 /* Call fn for each tensor (under the store's lock: fn must not call back). */
 typedef int (*ts_visit_fn)(void *arg, const char *name, uint64_t size);
 int ts_foreach(struct tensor_store *ts, ts_visit_fn fn, void *arg);

@@ -17,6 +17,7 @@ static const struct generator {
 	[WL_GEN_CHURN] = { "churn", 20000, gen_churn },
 	[WL_GEN_RANDOM] = { "random", 20000, gen_random },
 	[WL_GEN_DECODE_GRAPHS] = { "decode-graphs", 100, gen_decode_graphs },
+	[WL_GEN_PINNED_LOADER] = { "pinned-loader", 200, gen_pinned_loader },
 };
 
 #define NGENERATORS (sizeof(generators) / sizeof(generators[0]))
@@ -116,6 +117,14 @@ int wl_gen_write(enum wl_gen_kind kind, const struct wl_gen_options *opt, FILE *
 		return -EINVAL;
 	if (o.steps == 0)
 		o.steps = generators[kind].default_steps;
+	if (o.batch_max == 0)
+		o.batch_max = WL_GEN_DEFAULT_BATCH_MAX;
+	if (o.batch_min == 0)
+		o.batch_min = o.batch_max / 8 ? o.batch_max / 8 : 1;
+	if (!o.prefetch_set)
+		o.prefetch = WL_GEN_DEFAULT_PREFETCH;
+	if (o.batch_min > o.batch_max || o.prefetch > WL_GEN_MAX_PREFETCH)
+		return -EINVAL;
 	fprintf(out, "# npumem-gentrace %s --seed %llu --steps %u\n", generators[kind].name,
 		(unsigned long long)o.seed, o.steps);
 	rc = generators[kind].write(&o, out);

@@ -22,6 +22,10 @@
  *             or a pool each, then decode steps replaying them; weights
  *             and KV cache once. `steps` is decode steps. Ends serving,
  *             with the graphs alive. See gen_decode.c.
+ *   pinned-loader  a DataLoader with pin_memory=True: each step's batch
+ *             (uniform in [batch_min, batch_max]) pinned `prefetch` steps
+ *             ahead, copied to a device batch on stream 1, unpinned, the
+ *             step synced. `steps` is batches. See gen_loader.c.
  */
 #ifndef NPUMEMFS_TRACE_GEN_H
 #define NPUMEMFS_TRACE_GEN_H
@@ -35,7 +39,13 @@ enum wl_gen_kind {
 	WL_GEN_CHURN,
 	WL_GEN_RANDOM,
 	WL_GEN_DECODE_GRAPHS,
+	WL_GEN_PINNED_LOADER,
 };
+
+/* pinned-loader's defaults: batches of 40 to 320 MiB, pinned 2 ahead. */
+#define WL_GEN_DEFAULT_BATCH_MAX (320ULL << 20)
+#define WL_GEN_DEFAULT_PREFETCH 2
+#define WL_GEN_MAX_PREFETCH 64
 
 #define WL_GEN_MAX_BATCH 1024
 #define WL_GEN_MAX_BATCHES 160
@@ -50,6 +60,10 @@ struct wl_gen_options {
 	unsigned nbatches;
 	bool own_pools;  /* a pool per graph instead of one shared */
 	bool no_graphs;  /* eager decoding: no captures, the baseline */
+	/* pinned-loader only (0: the defaults; batch_min 0: batch_max / 8) */
+	uint64_t batch_max, batch_min;
+	unsigned prefetch;
+	bool prefetch_set;
 };
 
 /* The kind called `name` ("training", "churn", "random"): 0 or -EINVAL. */

@@ -40,5 +40,6 @@ int gen_training(const struct wl_gen_options *opt, FILE *out);
 int gen_churn(const struct wl_gen_options *opt, FILE *out);
 int gen_random(const struct wl_gen_options *opt, FILE *out);
 int gen_decode_graphs(const struct wl_gen_options *opt, FILE *out);
+int gen_pinned_loader(const struct wl_gen_options *opt, FILE *out);
 
 #endif /* NPUMEMFS_TRACE_GEN_IMPL_H */

@@ -504,6 +504,10 @@ static const struct command {
 	{ "mempool_end", WL_MEMPOOL_END, wl_parse_mempool_end },
 	{ "mempool_release", WL_MEMPOOL_RELEASE, wl_parse_mempool_release },
 	{ "launch_op", WL_LAUNCH_OP, wl_parse_launch_op },
+	{ "pin", WL_PIN, wl_parse_pin },
+	{ "unpin", WL_UNPIN, wl_parse_unpin },
+	{ "copy", WL_COPY, wl_parse_copy },
+	{ "host_empty_cache", WL_HOST_EMPTY_CACHE, parse_bare },
 };
 
 /* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
@@ -558,6 +562,7 @@ static int parse_loop_start(struct parser *p, int nf)
 		return wl_parse_bad(p, "loop_start during a capture");
 	HASH_ITER(hh, p->ids, e, tmp)
 		e->live_at_loop = e->live;
+	wl_parse_host_loop_start(p);
 	p->loop_line = p->line;
 	p->t->has_loop = true;
 	p->t->loop_from = p->t->nevents;
@@ -587,7 +592,7 @@ static int check_loop(struct parser *p)
 				    "found live: id '%s' is %s at the end (line %u)", e->key,
 				    e->live ? "allocated" : "freed", e->line);
 	}
-	return 0;
+	return wl_parse_host_check_loop(p);
 }
 
 static int parse_line(struct parser *p, char *line)
@@ -676,6 +681,7 @@ static void parser_release(struct parser *p)
 	WL_HASH_FREE_ALL(p->ids, e, etmp);
 	WL_HASH_FREE_ALL(p->streams, s, stmp);
 	wl_parse_pools_release(p);
+	wl_parse_host_release(p);
 }
 
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,

@@ -29,6 +29,7 @@ struct stream_entry {
 
 struct id_entry;
 struct pool_entry;
+struct pin_entry;
 
 struct parser {
 	const char *name;
@@ -41,6 +42,7 @@ struct parser {
 	struct stream_entry *streams;
 	struct graph_entry *graphs;  /* named graphs */
 	struct pool_entry *pools;    /* pool=P and mempool names */
+	struct pin_entry *pins;      /* pinned IDs (trace_parse_host.c) */
 	unsigned ncapturing;         /* streams capturing now */
 	unsigned loop_line;          /* line of loop_start, 0 without one */
 	char *err;
@@ -103,5 +105,15 @@ int wl_parse_launch_op(struct parser *p, char **f, int nf, struct wl_event *ev);
 /* Refuse a sync the runtime refuses while a stream captures. */
 int wl_parse_sync_allowed(struct parser *p, const struct stream_entry *s);
 void wl_parse_pools_release(struct parser *p);
+
+/* Pinned host lines (trace_parse_host.c). */
+int wl_parse_pin(struct parser *p, char **f, int nf, struct wl_event *ev);
+int wl_parse_unpin(struct parser *p, char **f, int nf, struct wl_event *ev);
+int wl_parse_copy(struct parser *p, char **f, int nf, struct wl_event *ev);
+/* loop_start: remember which pinned IDs are live; at the end, refuse a
+ * loop that leaves them otherwise. */
+void wl_parse_host_loop_start(struct parser *p);
+int wl_parse_host_check_loop(struct parser *p);
+void wl_parse_host_release(struct parser *p);
 
 #endif /* NPUMEMFS_TRACE_PARSE_IMPL_H */

@@ -530,16 +530,23 @@ static void replay(struct npa_graph *g, aclrtStream s)
 
 static const struct npa_pool_id own_pool = { 0, 0 };
 
-/* A capture whose pinned source is copied: pinned 7.0 -> dst. */
-static struct npa_graph *capture_h2d_of_7(struct npa *a, aclrtStream s, void *dst, void **pinned)
+/* with torch.npu.graph(g, stream=s, pool=pool): pinned = torch.full((64,),
+ * v).pin_memory(); dst.copy_(pinned, non_blocking=True) */
+static struct npa_graph *capture_pin_copy(struct npa *a, aclrtStream s, struct npa_pool_id pool,
+					  void *dst, float v, void **pinned)
 {
-	struct npa_graph *g = enter(a, s, own_pool);
+	struct npa_graph *g = enter(a, s, pool);
 
-	*pinned = pin(a, 256, s);                  /* torch.full((64,), 7.0).pin_memory() */
-	fill(*pinned, 64, 7.0f);
+	*pinned = pin(a, 256, s);
+	fill(*pinned, 64, v);
 	h2d(a, dst, *pinned, 256, s);
 	leave(g, s);
 	return g;
+}
+
+static struct npa_graph *capture_h2d_of_7(struct npa *a, aclrtStream s, void *dst, void **pinned)
+{
+	return capture_pin_copy(a, s, own_pool, dst, 7.0f, pinned);
 }
 
 static void an_h2d_copy_during_capture_replays_the_pinned_bytes(void **state)
@@ -635,79 +642,76 @@ static void reuse_inside_one_capture_stays_in_the_private_pool(void **state)
 	fx_stop(a);
 }
 
+/* Two graphs capturing into one graph_pool_handle(), pinning 11 into d1
+ * and 22 into d2. */
+struct shared_pool {
+	struct npa *a;
+	aclrtStream s;
+	struct npa_pool_id pool;
+	void *d1, *d2, *t1, *t2;
+	struct npa_graph *g1, *g2;
+};
+
+static void shared_pool_start(struct shared_pool *sp, void **state)
+{
+	sp->a = fx_start(FLAVOR(state), N8G);
+	sp->s = new_stream();
+	sp->pool = npa_graph_pool_handle(sp->a, true);
+	sp->d1 = fx_malloc(sp->a, 256, NULL);
+	sp->d2 = fx_malloc(sp->a, 256, NULL);
+}
+
+static void shared_pool_stop(struct shared_pool *sp)
+{
+	npa_graph_free(sp->g1);
+	npa_graph_free(sp->g2);
+	fx_free(sp->a, sp->d1);
+	fx_free(sp->a, sp->d2);
+	assert_int_equal(aclrtDestroyStream(sp->s), ACL_SUCCESS);
+	fx_stop(sp->a);
+}
+
 static void two_graphs_sharing_a_pool_never_share_a_pinned_block(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), N8G);
-	aclrtStream s = new_stream();
-	struct npa_pool_id pool = npa_graph_pool_handle(a, true);
-	void *d1 = fx_malloc(a, 256, NULL), *d2 = fx_malloc(a, 256, NULL), *t1, *t2;
-	struct npa_graph *g1, *g2;
+	struct shared_pool sp;
 
-	g1 = enter(a, s, pool);
-	t1 = pin(a, 256, s);
-	fill(t1, 64, 11.0f);
-	h2d(a, d1, t1, 256, s);
-	leave(g1, s);
-	g2 = enter(a, s, pool);
-	t2 = pin(a, 256, s);
-	fill(t2, 64, 22.0f);
-	h2d(a, d2, t2, 256, s);
-	leave(g2, s);
-	assert_ptr_not_equal(t1, t2);
-	zero_device(d1);
-	zero_device(d2);
+	shared_pool_start(&sp, state);
+	sp.g1 = capture_pin_copy(sp.a, sp.s, sp.pool, sp.d1, 11.0f, &sp.t1);
+	sp.g2 = capture_pin_copy(sp.a, sp.s, sp.pool, sp.d2, 22.0f, &sp.t2);
+	assert_ptr_not_equal(sp.t1, sp.t2);
+	zero_device(sp.d1);
+	zero_device(sp.d2);
 	for (int i = 0; i < 3; i++) {
-		replay(g2, s);
-		replay(g1, s);
-		replay(g1, s);
-		replay(g2, s);
+		replay(sp.g2, sp.s);
+		replay(sp.g1, sp.s);
+		replay(sp.g1, sp.s);
+		replay(sp.g2, sp.s);
 	}
-	assert_true(device_holds(d1, 11.0f));
-	assert_true(device_holds(d2, 22.0f));
-	unpin(a, t1);
-	unpin(a, t2);
-	npa_graph_free(g1);
-	npa_graph_free(g2);
-	fx_free(a, d1);
-	fx_free(a, d2);
-	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
-	fx_stop(a);
+	assert_true(device_holds(sp.d1, 11.0f));
+	assert_true(device_holds(sp.d2, 22.0f));
+	unpin(sp.a, sp.t1);
+	unpin(sp.a, sp.t2);
+	shared_pool_stop(&sp);
 }
 
 /* Why a block allocated during capture and used by a stream never comes
  * back: the next capture into the pool would overwrite what replays read. */
 static void a_freed_captured_block_is_not_given_to_the_next_capture(void **state)
 {
-	struct npa *a = fx_start(FLAVOR(state), N8G);
-	aclrtStream s = new_stream();
-	struct npa_pool_id pool = npa_graph_pool_handle(a, true);
-	void *d1 = fx_malloc(a, 256, NULL), *d2 = fx_malloc(a, 256, NULL), *t1, *t2;
-	struct npa_graph *g1, *g2;
+	struct shared_pool sp;
 
-	g1 = enter(a, s, pool);
-	t1 = pin(a, 256, s);
-	fill(t1, 64, 11.0f);
-	h2d(a, d1, t1, 256, s);
-	leave(g1, s);
-	replay(g1, s);
-	unpin(a, t1);                              /* del t1; its stream's work is done */
-	g2 = enter(a, s, pool);
-	t2 = pin(a, 256, s);
-	fill(t2, 64, 22.0f);
-	h2d(a, d2, t2, 256, s);
-	leave(g2, s);
-	assert_ptr_not_equal(t2, t1);
-	zero_device(d1);
-	replay(g2, s);
-	replay(g1, s);
-	assert_true(device_holds(d1, 11.0f));
-	unpin(a, t2);
-	npa_graph_free(g1);
-	npa_graph_free(g2);
-	fx_free(a, d1);
-	fx_free(a, d2);
-	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
-	fx_stop(a);
+	shared_pool_start(&sp, state);
+	sp.g1 = capture_pin_copy(sp.a, sp.s, sp.pool, sp.d1, 11.0f, &sp.t1);
+	replay(sp.g1, sp.s);
+	unpin(sp.a, sp.t1);                        /* del t1; its stream's work is done */
+	sp.g2 = capture_pin_copy(sp.a, sp.s, sp.pool, sp.d2, 22.0f, &sp.t2);
+	assert_ptr_not_equal(sp.t2, sp.t1);
+	zero_device(sp.d1);
+	replay(sp.g2, sp.s);
+	replay(sp.g1, sp.s);
+	assert_true(device_holds(sp.d1, 11.0f));
+	unpin(sp.a, sp.t2);
+	shared_pool_stop(&sp);
 }
 
 static void released_pools_give_unused_captured_blocks_back(void **state)

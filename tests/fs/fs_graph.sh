@@ -14,7 +14,6 @@ S1=$T0/stream1
 S2=$T0/stream2
 
 graph() { echo "$1" >"$G" || fail "graph '$1': $(grep last_error "$G")"; }
-last_error() { sed -n 's/^last_error: //p' "$1"; }
 # The graph's field in ctl/graph (columns as its header names them).
 field() { awk -v g="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i }
 	$1 == g { print $col[c] }' "$G"; }

@@ -14,20 +14,18 @@ capacity = 1GiB"
 mount_fs
 
 H=$MNT/host/stats
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$H"; }
-last_error() { sed -n 's/^last_error: //p' "$1"; }
 
 expect_eq "$(wc -l <"$H")" 28 "host/stats keys"
-expect_eq "$(stat_of allocated_bytes.current)" 0 "allocated_bytes at start"
+expect_eq "$(host_stat allocated_bytes.current)" 0 "allocated_bytes at start"
 
 # torch.ones(10 * 1024, pin_memory=True), then torch.ones(20 * 1024, ...)
 truncate -s 40960 "$MNT/pinned/t1" || fail "pin 40960 bytes"
-expect_eq "$(stat_of allocated_bytes.current)" 65536 "one pinned block of 65536"
-expect_eq "$(stat_of allocations.current)" 1 "allocations after t1"
+expect_eq "$(host_stat allocated_bytes.current)" 65536 "one pinned block of 65536"
+expect_eq "$(host_stat allocations.current)" 1 "allocations after t1"
 truncate -s 81920 "$MNT/pinned/t2" || fail "pin 81920 bytes"
-expect_eq "$(stat_of allocated_bytes.current)" 196608 "two blocks, 196608 bytes"
-expect_eq "$(stat_of num_host_alloc)" 2 "num_host_alloc"
-expect_eq "$(stat_of host_alloc_time.count)" 2 "host_alloc_time.count"
+expect_eq "$(host_stat allocated_bytes.current)" 196608 "two blocks, 196608 bytes"
+expect_eq "$(host_stat num_host_alloc)" 2 "num_host_alloc"
+expect_eq "$(host_stat host_alloc_time.count)" 2 "host_alloc_time.count"
 expect_eq "$(stat -c %s "$MNT/pinned/t1")" 40960 "pinned/t1 size"
 
 # host/stats.json is the same numbers, nested.
@@ -46,28 +44,28 @@ PY
 head -c 40960 /dev/urandom >"$WORK/bytes"
 dd if="$WORK/bytes" of="$MNT/pinned/t1" conv=notrunc status=none || fail "write pinned/t1"
 echo 1 >"$MNT/ctl/host_empty_cache" || fail "host_empty_cache"
-expect_eq "$(stat_of allocations.current)" 2 "host_empty_cache with both live changes nothing"
+expect_eq "$(host_stat allocations.current)" 2 "host_empty_cache with both live changes nothing"
 cmp -s "$WORK/bytes" "$MNT/pinned/t1" || fail "pinned bytes changed"
 grep -q "^0x[0-9a-f]* 65536 65536 0_0 allocated 0 - no$" "$MNT/host/blocks" ||
 	fail "host/blocks: $(cat "$MNT/host/blocks")"
 
 # rm frees into the cache; host_empty_cache gives it back.
 rm "$MNT/pinned/t1" "$MNT/pinned/t2"
-expect_eq "$(stat_of active_bytes.current)" 0 "active after rm"
-expect_eq "$(stat_of allocated_bytes.current)" 196608 "cached after rm"
+expect_eq "$(host_stat active_bytes.current)" 0 "active after rm"
+expect_eq "$(host_stat allocated_bytes.current)" 196608 "cached after rm"
 echo 1 >"$MNT/ctl/host_empty_cache"
-expect_eq "$(stat_of allocated_bytes.current)" 0 "allocated after host_empty_cache"
-expect_eq "$(stat_of num_host_free)" 2 "num_host_free"
+expect_eq "$(host_stat allocated_bytes.current)" 0 "allocated after host_empty_cache"
+expect_eq "$(host_stat num_host_free)" 2 "num_host_free"
 
 echo 1 >"$MNT/ctl/reset_accumulated_host_memory_stats" || fail "reset accumulated"
-expect_eq "$(stat_of allocated_bytes.allocated)" 0 "allocated total after reset"
+expect_eq "$(host_stat allocated_bytes.allocated)" 0 "allocated total after reset"
 echo 1 >"$MNT/ctl/reset_peak_host_memory_stats" || fail "reset peak"
-expect_eq "$(stat_of allocated_bytes.peak)" 0 "peak after reset"
+expect_eq "$(host_stat allocated_bytes.peak)" 0 "peak after reset"
 
 # The pinned keys of ctl/alloc_conf: a threshold applies, the variant cannot change.
 echo pinned_max_round_threshold_mb:64 >"$MNT/ctl/alloc_conf" || fail "set the round threshold"
 truncate -s 80M "$MNT/pinned/big"
-expect_eq "$(stat_of allocated_bytes.current)" 83886080 "80 MiB above the threshold stays 80 MiB"
+expect_eq "$(host_stat allocated_bytes.current)" 83886080 "80 MiB above the threshold stays 80 MiB"
 rm "$MNT/pinned/big"
 expect_fail "echo pin_memory_expandable_segments:True >$MNT/ctl/alloc_conf" "Device or resource busy"
 case "$(last_error "$MNT/ctl/alloc_conf")" in

@@ -12,7 +12,6 @@ P=$MNT/pools/device0
 S1=$MNT/tensors/device0/stream1
 
 mempool() { echo "$1" >"$M" || fail "mempool '$1': $(grep last_error "$M")"; }
-last_error() { sed -n 's/^last_error: //p' "$1"; }
 # A pool's column in pools/device0, by the header's names.
 pool_field() { awk -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i }
 	$1 == p { print $col[c] }' "$P"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian's prometheus-node-exporter reads metrics/ with its textfile
-# collector: no scrape error, the samples and the counter types come through.
+# collector: no scrape error, the samples and the counter types come through,
+# the pinned host allocator's too.
 INI_TEXT='[device]
 count = 1
 capacity = 1GiB'
@@ -10,6 +11,7 @@ EXPORTER=$(command -v prometheus-node-exporter) \
 mount_fs
 truncate -s 64M "$MNT/tensors/device0/a" || fail "64M tensor"
 rm "$MNT/tensors/device0/a"
+truncate -s 40960 "$MNT/pinned/p" || fail "pin 40960 bytes"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$EXPORTER" --web.listen-address="127.0.0.1:$PORT" --collector.disable-defaults \
@@ -39,6 +41,10 @@ grep -qx '# TYPE npumemfs_allocated_bytes_freed_total counter' "$WORK/scrape" \
 	|| fail "the freed total is not a counter at node_exporter"
 grep -qx 'npumemfs_allocated_bytes_freed_total{device="0",pool="all"} 6.7109376e+07' "$WORK/scrape" \
 	|| fail "the freed total: $(grep allocated_bytes_freed_total "$WORK/scrape" | head -3)"
+grep -qx 'npumemfs_host_allocated_bytes{stat="current"} 65536' "$WORK/scrape" \
+	|| fail "the pinned block did not come through: $(grep '^npumemfs_host_allocated' "$WORK/scrape")"
+grep -qx '# TYPE npumemfs_num_host_alloc_total counter' "$WORK/scrape" \
+	|| fail "num_host_alloc is not a counter at node_exporter"
 grep -q '^node_textfile_mtime_seconds{file="npumemfs.prom"' "$WORK/scrape" \
 	|| grep -q '^node_textfile_mtime_seconds{file=".*npumemfs.prom"' "$WORK/scrape" \
 	|| fail "no mtime for npumemfs.prom"

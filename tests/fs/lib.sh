@@ -88,6 +88,12 @@ expect_fail() {
 
 value() { cat "$MNT/devices/device${2:-0}/$1"; }
 
+# The last refusal a ctl file shows.
+last_error() { sed -n 's/^last_error: //p' "$1"; }
+
+# Key $1 of host/stats (host_memory_stats()).
+host_stat() { awk -v k="$1" '$1 == k { print $2 }' "$MNT/host/stats"; }
+
 # flat stats == JSON stats, and allocated <= reserved, for device $1.
 check_stats_consistent() {
 	python3 - "$MNT" "$1" <<'PY' || fail "stats of device$1 are inconsistent"

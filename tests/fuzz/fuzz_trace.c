@@ -4,7 +4,8 @@
  * A trace that parses must be one a replay can trust without checking:
  * every event on a line the input has, in order, naming slots, streams and
  * devices that exist, and every free or record_stream naming an ID that is
- * live at that point; every graph and pool index below the trace's counts,
+ * live at that point (pin, unpin and copy: a pinned ID, the same way);
+ * every graph and pool index below the trace's counts,
  * and every capture_end ending a capture of its stream begun earlier. A
  * refused trace must say which line, and that line must exist too.
  */
@@ -54,6 +55,17 @@ static void check_event(const struct wl_trace *t, const struct wl_event *ev,
 		abort();
 }
 
+/* Pinned IDs: pin of one not pinned, unpin and copy of one pinned. */
+static void check_pin(const struct wl_trace *t, const struct wl_event *ev, bool *pinned)
+{
+	if (ev->op != WL_PIN && ev->op != WL_UNPIN && ev->op != WL_COPY)
+		return;
+	if (ev->slot >= t->npins || pinned[ev->slot] != (ev->op != WL_PIN))
+		abort();
+	if (ev->op != WL_COPY)
+		pinned[ev->slot] = ev->op == WL_PIN;
+}
+
 static bool names_a_graph(uint16_t op)
 {
 	return op == WL_CAPTURE_BEGIN || op == WL_CAPTURE_END || op == WL_GRAPH_REPLAY ||
@@ -97,11 +109,13 @@ static void check_pools(const struct wl_trace *t, const struct wl_event *ev,
 static void check_accepted(const struct wl_trace *t, unsigned lines)
 {
 	bool *live = calloc(t->nslots + 1, sizeof(*live));
+	bool *pinned = calloc(t->npins + 1, sizeof(*pinned));
 	uint32_t *capturing = malloc(t->nstreams * sizeof(*capturing));
 	uint32_t prev = 0;
 
-	if (live == NULL || capturing == NULL) {
+	if (live == NULL || pinned == NULL || capturing == NULL) {
 		free(live);
+		free(pinned);
 		free(capturing);
 		return;
 	}
@@ -115,12 +129,14 @@ static void check_accepted(const struct wl_trace *t, unsigned lines)
 			abort();
 		prev = ev->line;
 		check_event(t, ev, live);
+		check_pin(t, ev, pinned);
 		check_pools(t, ev, capturing);
 	}
 	for (uint32_t s = 0; s < t->nstreams; s++)
 		if (t->stream_number[s] < 0 || t->stream_number[s] > t->max_stream)
 			abort();
 	free(live);
+	free(pinned);
 	free(capturing);
 }
 

@@ -227,6 +227,84 @@ static void devices_of_a_family_are_one_group(void **state)
 	sbuf_release(&b);
 }
 
+/* torch.ones(10 * 1024) and torch.ones(20 * 1024) pinned: upstream's numbers. */
+static struct npa_host_stats two_pinned_tensors(void)
+{
+	struct npa_host_stats h = { 0 };
+
+	h.allocations = (struct npa_stat){ .current = 2, .peak = 2, .allocated = 2 };
+	h.active_requests = h.allocations;
+	h.allocated_bytes = (struct npa_stat){ .current = 196608, .peak = 196608,
+					       .allocated = 196608 };
+	h.active_bytes = h.allocated_bytes;
+	h.host_alloc_time = (struct npa_duration_stat){ .total = 30, .max = 20, .min = 10,
+							.count = 2 };
+	h.num_host_alloc = 2;
+	return h;
+}
+
+/* 4 stats x (gauge + 2 counters), 2 timings x (gauge + 2 counters), 2 scalars. */
+#define HOST_FAMILIES (4 * 3 + 2 * 3 + 2)
+#define HOST_KEYS 28
+
+static void host_stats_give_exact_samples(void **state)
+{
+	struct npa_host_stats h = two_pinned_tensors();
+	struct sbuf b;
+
+	(void)state;
+	sbuf_init(&b);
+	assert_int_equal(report_prometheus_host(&b, &h), 0);
+	const char *text = b.data;
+	const char *head = "# HELP npumemfs_host_allocations host_memory_stats() allocations.STAT\n"
+			   "# TYPE npumemfs_host_allocations gauge\n"
+			   "npumemfs_host_allocations{stat=\"current\"} 2\n";
+
+	assert_int_equal(strncmp(text, head, strlen(head)), 0);
+	has_line(text, "npumemfs_host_allocated_bytes{stat=\"peak\"} 196608");
+	has_line(text, "# TYPE npumemfs_host_allocated_bytes_allocated_total counter");
+	has_line(text, "npumemfs_host_allocated_bytes_allocated_total 196608");
+	has_line(text, "npumemfs_host_active_bytes_freed_total 0");
+	has_line(text, "npumemfs_host_alloc_time_us{stat=\"avg\"} 15");
+	has_line(text, "npumemfs_host_alloc_time_us{stat=\"max\"} 20");
+	has_line(text, "npumemfs_host_alloc_time_us{stat=\"min\"} 10");
+	has_line(text, "# TYPE npumemfs_host_alloc_time_us_total counter");
+	has_line(text, "npumemfs_host_alloc_time_us_total 30");
+	has_line(text, "npumemfs_host_alloc_time_count_total 2");
+	has_line(text, "npumemfs_host_free_time_count_total 0");
+	has_line(text, "# TYPE npumemfs_num_host_alloc_total counter");
+	has_line(text, "npumemfs_num_host_alloc_total 2");
+	assert_int_equal(count_prefix(text, "# HELP "), HOST_FAMILIES);
+	assert_int_equal(count_prefix(text, "# TYPE "), HOST_FAMILIES);
+	assert_int_equal(count_prefix(text, "npumemfs_"), HOST_KEYS);
+	sbuf_release(&b);
+}
+
+/* The file is the devices' families, then the host's: no name twice. */
+static void host_families_never_meet_device_families(void **state)
+{
+	struct npa_host_stats h = two_pinned_tensors();
+	struct npa_stats s = { 0 };
+	struct sbuf b;
+	char *types[256];
+	int n = 0;
+
+	(void)state;
+	prom(&s, 1, &npa_flavor_npu, &b);
+	assert_int_equal(report_prometheus_host(&b, &h), 0);
+	for (const char *line = b.data; *line; line = strchr(line, '\n') + 1)
+		if (strncmp(line, "# TYPE ", 7) == 0 && n < 256)
+			types[n++] = strndup(line + 7, (size_t)(strchr(line + 7, ' ') - line - 7));
+	assert_int_equal(n, NPU_FAMILIES + HOST_FAMILIES);
+	qsort(types, (size_t)n, sizeof(types[0]), cmp_str);
+	for (int i = 1; i < n; i++)
+		if (strcmp(types[i - 1], types[i]) == 0)
+			fail_msg("family %s twice", types[i]);
+	for (int i = 0; i < n; i++)
+		free(types[i]);
+	sbuf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +314,8 @@ int main(void)
 		cmocka_unit_test(every_stat_appears_once_per_device),
 		cmocka_unit_test(running_totals_are_counters_named_total),
 		cmocka_unit_test(devices_of_a_family_are_one_group),
+		cmocka_unit_test(host_stats_give_exact_samples),
+		cmocka_unit_test(host_families_never_meet_device_families),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,7 +147,7 @@ gentrace)
 	status=0
 	"$gentrace" inference >out 2>err || status=$?
 	expect_status 2
-	expect_err "npumem-gentrace: unknown kind 'inference' (training, churn, random or decode-graphs)"
+	expect_err "npumem-gentrace: unknown kind 'inference' (training, churn, random, decode-graphs or pinned-loader)"
 	;;
 decode_graphs)
 	# The same decode-graph trace with one shared pool and with a pool each.
@@ -238,6 +238,40 @@ gentrace_decode_options)
 	expect_status 0
 	[ "$(grep -c '^capture_begin' out)" = 3 ] || fail "not 3 captures for 1,3,5"
 	grep -q '^capture_begin 1 pool=graphs graph=b5$' out || fail "5 is not captured first"
+	;;
+pinned_loader)
+	# A loader pinning 20 GiB batches: each is held in a 32 GiB block.
+	"$gentrace" pinned-loader --batch 20GiB --batch-min 20GiB --prefetch 0 --steps 3 \
+		--out loader.trace || fail "gentrace failed"
+	grep -qx 'pin b0 21474836480' loader.trace || fail "no 20 GiB pin"
+	grep -qx 'copy b0 1' loader.trace || fail "no copy on stream 1"
+	run loader.trace
+	expect_status 0
+	tail -1 out | grep -qx 'pinned memory holds 34359738368 bytes (peak 34359738368) for requests of 0 (peak 21474836480)' ||
+		fail "the summary does not end with what the pinned memory holds"
+	run --format stats loader.trace
+	expect_status 0
+	grep -qx 'host_memory_stats.allocated_bytes.peak 34359738368' out || fail "no host peak"
+	grep -qx 'pinned_requested_bytes.peak 21474836480' out || fail "no requested peak"
+	[ "$(grep -c '^host_memory_stats\.' out)" = 28 ] || fail "not the 28 host keys"
+	run --format json loader.trace
+	expect_status 0
+	python3 -c 'import json,sys; d=json.load(open("out")); \
+assert d["host_memory_stats"]["allocated_bytes"]["peak"] == 34359738368, d["host_memory_stats"]; \
+assert d["pinned_requested_bytes"] == {"current": 0, "peak": 21474836480}' || fail "json host member"
+	# pinned_max_round_threshold_mb keeps such a batch exact.
+	run --alloc-conf pinned_max_round_threshold_mb:1024 loader.trace
+	expect_status 0
+	tail -1 out | grep -q '^pinned memory holds 21474836480 bytes' || fail "threshold not applied"
+	# Loader options belong to pinned-loader.
+	status=0
+	"$gentrace" training --prefetch 1 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --batch, --batch-min and --prefetch are pinned-loader options"
+	status=0
+	"$gentrace" pinned-loader --batch 1MiB --batch-min 2MiB >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --batch-min is above --batch"
 	;;
 plugin_arena_stats)
 	# Device 0 keeps a (1 MiB); b (3000 B) is freed; c is on device 1.
