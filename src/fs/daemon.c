@@ -149,6 +149,7 @@ static void free_options(struct nmfs *d)
 {
 	free(d->config_text);
 	free(d->replay_path);
+	free(d->mountpoint);
 }
 
 int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
@@ -235,6 +236,17 @@ int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 		snprintf(err, errlen, "start-up replay not started: %s", why);
 	}
 	return rc;
+}
+
+int daemon_set_mountpoint(struct nmfs *d, const char *path)
+{
+	char *real = realpath(path, NULL);
+
+	if (real == NULL)
+		return -errno;
+	free(d->mountpoint);
+	d->mountpoint = real;
+	return 0;
 }
 
 static int check_devices(struct nmfs *d)

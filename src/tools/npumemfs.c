@@ -181,7 +181,7 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 
 	if (!fuse)
 		return 1;
-	if (fuse_mount(fuse, opts->mountpoint))
+	if (daemon_set_mountpoint(d, opts->mountpoint) || fuse_mount(fuse, opts->mountpoint))
 		goto out_destroy;
 	if (fuse_daemonize(opts->foreground) ||
 	    fuse_set_signal_handlers(fuse_get_session(fuse)))

@@ -335,7 +335,12 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 	const struct wl_event *ev = r->t->events;
 	size_t i = from;
 	int rc = 0;
+	/* Each event's allocator calls come from its line: two stores an
+	 * event, read only while a history is recorded. */
+	struct npa_frame origin = { .filename = r->t->name };
+	const struct npa_frame *caller = npa_origin();
 
+	npa_set_origin(&origin);
 	if (to > r->t->nevents)
 		to = r->t->nevents;
 	while (i < to && rc == 0) {
@@ -345,6 +350,8 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 			break;
 		}
 		for (; i < end; i++) {
+			origin.line = ev[i].line;
+			origin.name = wl_op_name(ev[i].op);
 			rc = do_event(r, &ev[i], err, errlen);
 			if (rc == 0 && r->check)
 				rc = check_all(r, &ev[i], err, errlen);
@@ -352,6 +359,7 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 				break;
 		}
 	}
+	npa_set_origin(caller);
 	r->c.events += i - from;
 	r->c.position = i;
 	return rc;
@@ -359,6 +367,10 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 
 void wl_replay_release_all(struct wl_replay *r)
 {
+	const struct npa_frame origin = { .filename = r->t->name, .name = "end_of_trace" };
+	const struct npa_frame *caller = npa_origin();
+
+	npa_set_origin(&origin);
 	for (uint32_t i = 0; i < r->t->nslots; i++) {
 		void *p = r->ptr[i];
 		r->ptr[i] = NULL;
@@ -366,6 +378,7 @@ void wl_replay_release_all(struct wl_replay *r)
 			r->ops->free(r->ctx, p, NULL, 0);
 	}
 	wl_replay_pools_release(r);
+	npa_set_origin(caller);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)

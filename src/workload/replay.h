@@ -124,6 +124,9 @@ struct wl_event {
 	int32_t stream;    /* dense stream index (0 = default); sync: -1 = all */
 };
 
+/* The command of an op as a trace line spells it ("alloc", "capture_begin"). */
+const char *wl_op_name(enum wl_op op);
+
 struct wl_trace {
 	char *name;          /* file name used in messages ("-" for stdin) */
 	struct wl_event *events;

@@ -432,6 +432,7 @@ static int parse_fraction(struct parser *p, char **f, int nf, struct wl_event *e
 	return rc;
 }
 
+/* In enum wl_op's order, so that wl_op_name indexes it. */
 static const struct command {
 	const char *name;
 	enum wl_op op;
@@ -455,6 +456,11 @@ static const struct command {
 	{ "mempool_end", WL_MEMPOOL_END, wl_parse_mempool_end },
 	{ "mempool_release", WL_MEMPOOL_RELEASE, wl_parse_mempool_release },
 };
+
+const char *wl_op_name(enum wl_op op)
+{
+	return (size_t)op < sizeof(commands) / sizeof(commands[0]) ? commands[op].name : "?";
+}
 
 /* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
 static int split_fields(char *s, char **f)
