@@ -221,8 +221,13 @@ out_log:
 
 int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 {
-	int rc = sampler_start(&d->sampler);
+	int rc = graphs_start(d->graphs);
 
+	if (rc) {
+		snprintf(err, errlen, "cannot start the graph thread: %s", strerror(-rc));
+		return rc;
+	}
+	rc = sampler_start(&d->sampler);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the stats sampler: %s", strerror(-rc));
 		return rc;
