@@ -94,6 +94,8 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ctx = target->ctx;
 	r->t = t;
 	r->ndevices = t->max_device + 1;
+	for (int op = 0; op < WL_NOPS; op++)
+		r->op_names[op] = wl_op_name(op);
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
 	if (r->ptr == NULL || r->streams == NULL || wl_replay_pools_new(r) != 0) {
@@ -351,7 +353,7 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 		}
 		for (; i < end; i++) {
 			origin.line = ev[i].line;
-			origin.name = wl_op_name(ev[i].op);
+			origin.name = r->op_names[ev[i].op];
 			rc = do_event(r, &ev[i], err, errlen);
 			if (rc == 0 && r->check)
 				rc = check_all(r, &ev[i], err, errlen);

@@ -97,6 +97,7 @@ enum wl_op {
 	WL_MEMPOOL_END,
 	WL_MEMPOOL_RELEASE,
 };
+#define WL_NOPS (WL_MEMPOOL_RELEASE + 1)
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
 #define WL_NO_POOL UINT32_MAX

@@ -37,6 +37,8 @@ struct wl_replay {
 	struct npa *npa;      /* the caching allocator the graphs and pools are in */
 	struct npa_graph **graphs;     /* [ngraphs], made at their first capture */
 	struct wl_pool_state *pools;   /* [npools] */
+	/* wl_op_name of each op, at hand for each event's frame. */
+	const char *op_names[WL_NOPS];
 };
 
 /* "TRACE:LINE: what" into err; returns rc. */
