@@ -18,6 +18,8 @@
 
 #include <acl/acl_rt.h>
 
+#include "snapshot.h"
+
 struct npa_segment;
 struct npa_pool;
 struct npa_private_pool;
@@ -42,6 +44,9 @@ struct npa_block {
 	uint32_t captured_uses;
 	int event_count;          /* outstanding events of a deferred free */
 	uint64_t gc_base;         /* pool->gc_calls when it entered the pool */
+	/* Of the allocation, kept while recording and until the free completes
+	 * (upstream context_when_allocated); empty on every inactive block. */
+	struct npa_frame frame;
 	bool allocated;
 	bool mapped;              /* backed by memory (false only in expandable segments) */
 	bool expandable;          /* seg->kind == NPA_SEGMENT_EXPANDABLE, kept here for the hot path */
@@ -95,6 +100,7 @@ struct npa_segment {
 	struct npa_block *head;     /* the block at ptr */
 	enum npa_segment_kind kind;
 	struct npa_expandable *exp; /* NPA_SEGMENT_EXPANDABLE only */
+	struct npa_frame frame;     /* context_when_segment_allocated, while recording */
 };
 
 RB_HEAD(npa_segment_tree, npa_segment);

@@ -115,8 +115,11 @@ struct npa_block *npa_block_new(void)
 {
 	struct npa_block *b = malloc(sizeof(*b));
 
-	if (b != NULL)
+	if (b != NULL) {
 		npa_block_reset(b);
+		/* Recycled blocks are inactive, so their frames are empty already. */
+		b->frame = (struct npa_frame){ 0 };
+	}
 	return b;
 }
 

@@ -54,8 +54,10 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		free(a);
 		return -ENOMEM;
 	}
+	npa_frame_names_init(&a->names);
 	for (int i = 0; i < a->ndev; i++) {
 		int rc = npa_device_init(&a->dev[i], i, flavor, &a->conf);
+		a->dev[i].names = &a->names;
 		if (rc < 0) {
 			npa_set_err(err, errlen, "cannot read the device's memory size");
 			a->ndev = i + 1;
@@ -78,6 +80,7 @@ size_t npa_destroy(struct npa *a, uint64_t *leaked_bytes)
 	for (int i = 0; i < a->ndev; i++)
 		leaks += npa_device_fini(&a->dev[i], leaked_bytes);
 	npa_host_destroy(a->host);
+	npa_frame_names_fini(&a->names);
 	free(a);
 	return leaks;
 }

@@ -136,6 +136,21 @@ int npa_last_oom(struct npa *a, int device, char *buf, size_t len);
 int npa_record_memory_history(struct npa *a, int device, const char *enabled,
 			      size_t max_entries);
 
+/*
+ * Where the calling thread's allocator calls come from, until the next
+ * call of this: the memory history keeps this frame with each entry it
+ * records and with each block and segment made meanwhile (upstream gathers
+ * a Python stack per call; here the caller names one frame: a trace file
+ * and line, a tensor file, a control file). *o stays the caller's and may
+ * change between calls; its filename need live only until each call
+ * returns (the history keeps a copy), its name must live as long as the
+ * allocator (a string literal). NULL, or a NULL filename: no frame, and a
+ * free or a segment's release shows the frame of the allocation instead,
+ * as upstream does. Costs nothing while no history is recorded.
+ */
+void npa_set_origin(const struct npa_frame *o);
+const struct npa_frame *npa_origin(void);
+
 struct npa_history_state {
 	const char *enabled;   /* "all", "state" or NULL (off) */
 	size_t max_entries;    /* ring size in force (0 when off) */

@@ -16,6 +16,7 @@ struct npa {
 	uint64_t next_user_pool;
 	uint64_t next_graph_pool;
 	struct npa_host *host;      /* the pinned host allocator */
+	struct npa_frame_names names; /* what the devices' recorded frames point to */
 	int ndev;
 	struct npa_device dev[];
 };

@@ -13,6 +13,7 @@
 #include "caching_allocator.h"
 
 #include "block.h"
+#include "frames.h"
 #include "lock.h"
 #include "private_pool.h"
 #include "ptr_map.h"
@@ -30,6 +31,7 @@ struct npa_history {
 	size_t cap;
 	bool all;            /* "all" (else "state") */
 	uint64_t recorded;   /* written under the lock, read atomically by waiters */
+	const char *last_file; /* the file name interned last: origins repeat */
 };
 
 struct npa_device {
@@ -61,6 +63,7 @@ struct npa_device {
 	 * kept with conf (set at creation and by npa_set_conf). */
 	bool rounds_by_divisions;
 	struct npa_history history;
+	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
 };
 
@@ -243,9 +246,15 @@ static inline bool npa_device_may_own(const struct npa_device *dev, const void *
 	       p < __atomic_load_n(&dev->addr_hi, __ATOMIC_RELAXED);
 }
 
-/* memory_history.c */
-void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
-		     uint64_t size, aclrtStream stream, struct npa_pool_id pool)
+/* memory_history.c, called only while recording. */
+/* The calling thread's origin as a frame the history can keep, or
+ * *fallback (NULL: none) when the caller named none. */
+struct npa_frame npa_history_frame(struct npa_device *dev, const struct npa_frame *fallback)
+	__attribute__((cold, noinline));
+/* Records an entry with that frame, and returns the frame. */
+struct npa_frame npa_history_add(struct npa_device *dev, enum npa_trace_action action,
+				 uint64_t addr, uint64_t size, aclrtStream stream,
+				 struct npa_pool_id pool, const struct npa_frame *fallback)
 	__attribute__((cold, noinline));
 void npa_history_fini(struct npa_device *dev);
 
@@ -255,14 +264,20 @@ static inline struct npa_pool_id npa_pool_owner_id(const struct npa_pool *pool)
 	return pool->owner != NULL ? pool->owner->id : (struct npa_pool_id){ 0, 0 };
 }
 
-/* Recording off costs one predictable branch. */
+static inline bool npa_recording(const struct npa_device *dev)
+{
+	return __builtin_expect(dev->history.ring != NULL, 0);
+}
+
+/* Recording off costs one predictable branch. `fallback`: the frame of
+ * what the entry is about (a segment's), shown if the caller named none. */
 static inline void npa_trace(struct npa_device *dev, enum npa_trace_action action,
 			     const void *addr, size_t size, aclrtStream stream,
-			     const struct npa_pool *pool)
+			     const struct npa_pool *pool, const struct npa_frame *fallback)
 {
-	if (__builtin_expect(dev->history.ring != NULL, 0))
+	if (npa_recording(dev))
 		npa_history_add(dev, action, (uint64_t)(uintptr_t)addr, size, stream,
-				npa_pool_owner_id(pool));
+				npa_pool_owner_id(pool), fallback);
 }
 
 /* device_allocator.c: malloc, free and merging. */

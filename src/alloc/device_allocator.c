@@ -152,10 +152,10 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 }
 
 static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
-							 const struct npa_block *b)
+							 struct npa_block *b)
 {
-	npa_history_add(dev, NPA_TRACE_ALLOC, (uintptr_t)b->ptr, b->requested_size, b->stream,
-			npa_pool_owner_id(b->pool));
+	b->frame = npa_history_add(dev, NPA_TRACE_ALLOC, (uintptr_t)b->ptr, b->requested_size,
+				   b->stream, npa_pool_owner_id(b->pool), NULL);
 }
 
 static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
@@ -202,7 +202,7 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
 	if (b->size >= dev->conf->max_split_size)
 		npa_stat_increase(&st->oversize_allocations, 1);
-	if (__builtin_expect(dev->history.ring != NULL, 0))
+	if (npa_recording(dev))
 		trace_alloc(dev, b);
 	*ptr = b->ptr;
 	return 0;
@@ -215,7 +215,8 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 
 	npa_device_mem_info(dev->id, &dev_free, &dev_total);
 	dev->stats.num_ooms += 1;
-	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream, p->pool);
+	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream, p->pool,
+		  NULL);
 	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, dev->last_oom,
 			sizeof(dev->last_oom));
 	if (err != NULL && errlen > 0)
@@ -436,10 +437,22 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
+/* The free is complete: the block becomes inactive and forgets its frame.
+ * With no origin named, the entry shows the allocation's frame, as
+ * upstream's does (context ? context : block->context_when_allocated). */
+static __attribute__((cold, noinline)) void trace_free_completed(struct npa_device *dev,
+								  struct npa_block *b)
+{
+	npa_history_add(dev, NPA_TRACE_FREE_COMPLETED, (uintptr_t)b->ptr, b->requested_size,
+			b->stream, npa_pool_owner_id(b->pool), &b->frame);
+	b->frame = (struct npa_frame){ 0 };
+}
+
 /* A deferred free completes: the block's events are done. */
 void npa_free_block(struct npa_device *dev, struct npa_block *b)
 {
-	npa_trace(dev, NPA_TRACE_FREE_COMPLETED, b->ptr, b->requested_size, b->stream, b->pool);
+	if (npa_recording(dev))
+		trace_free_completed(dev, b);
 	free_block(dev, b);
 }
 
@@ -447,13 +460,10 @@ void npa_free_block(struct npa_device *dev, struct npa_block *b)
 static __attribute__((cold, noinline)) void trace_free(struct npa_device *dev,
 							struct npa_block *b)
 {
-	struct npa_pool_id pool = npa_pool_owner_id(b->pool);
-
 	npa_history_add(dev, NPA_TRACE_FREE_REQUESTED, (uintptr_t)b->ptr, b->requested_size,
-			b->stream, pool);
+			b->stream, npa_pool_owner_id(b->pool), &b->frame);
 	if (b->nuses == 0)
-		npa_history_add(dev, NPA_TRACE_FREE_COMPLETED, (uintptr_t)b->ptr,
-				b->requested_size, b->stream, pool);
+		trace_free_completed(dev, b);
 }
 
 void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
@@ -468,7 +478,7 @@ void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 	npa_stat_sub(dev->stats.allocated_bytes, t, (int64_t)b->size);
 	if (b->size >= dev->conf->max_split_size)
 		npa_stat_decrease(&dev->stats.oversize_allocations, 1);
-	if (__builtin_expect(dev->history.ring != NULL, 0))
+	if (npa_recording(dev))
 		trace_free(dev, b);
 	if (b->nuses == 0)
 		free_block(dev, b);

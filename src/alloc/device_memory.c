@@ -178,7 +178,10 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, 1);
 	dev->stats.num_device_alloc += 1;
-	npa_trace(dev, NPA_TRACE_SEGMENT_ALLOC, ptr, size, p->stream, p->pool);
+	if (npa_recording(dev))
+		p->block->seg->frame = npa_history_add(dev, NPA_TRACE_SEGMENT_ALLOC,
+						       (uintptr_t)ptr, size, p->stream,
+						       npa_pool_owner_id(p->pool), NULL);
 	return 1;
 }
 
@@ -197,7 +200,7 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 	if (size >= dev->conf->max_split_size)
 		npa_stat_single_update(&dev->stats.oversize_segments, -1);
 	dev->stats.num_device_free += 1;
-	npa_trace(dev, NPA_TRACE_SEGMENT_FREE, b->ptr, size, b->stream, b->pool);
+	npa_trace(dev, NPA_TRACE_SEGMENT_FREE, b->ptr, size, b->stream, b->pool, &seg->frame);
 	npa_pool_remove(b->pool, b);
 	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
 	free(seg);

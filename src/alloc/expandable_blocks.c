@@ -47,6 +47,8 @@ static struct npa_block *new_expandable_segment(struct npa_device *dev, aclrtStr
 	seg->pool = pool;
 	seg->head = b;
 	seg->kind = NPA_SEGMENT_EXPANDABLE;
+	if (npa_recording(dev))
+		seg->frame = npa_history_frame(dev, NULL);
 	b->ptr = va;
 	b->size = seg->size;
 	b->stream = stream;
@@ -86,7 +88,7 @@ static void account(struct npa_device *dev, struct npa_block *b, int64_t bytes)
 	else
 		dev->stats.num_device_free += 1;
 	npa_trace(dev, bytes > 0 ? NPA_TRACE_SEGMENT_MAP : NPA_TRACE_SEGMENT_UNMAP, b->ptr,
-		  (size_t)(bytes > 0 ? bytes : -bytes), b->stream, b->pool);
+		  (size_t)(bytes > 0 ? bytes : -bytes), b->stream, b->pool, &b->seg->frame);
 }
 
 /* Map the front of unmapped `b` (at least `size` bytes); it joins the free pool. */

@@ -30,23 +30,51 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-void npa_history_add(struct npa_device *dev, enum npa_trace_action action, uint64_t addr,
-		     uint64_t size, aclrtStream stream, struct npa_pool_id pool)
+struct npa_frame npa_history_frame(struct npa_device *dev, const struct npa_frame *fallback)
+{
+	const struct npa_frame *o = npa_origin();
+	struct npa_history *h = &dev->history;
+
+	if (o == NULL || o->filename == NULL)
+		return fallback != NULL ? *fallback : (struct npa_frame){ 0 };
+	if (h->last_file == NULL || strcmp(h->last_file, o->filename) != 0)
+		h->last_file = npa_frame_names_intern(dev->names, o->filename);
+	return (struct npa_frame){ .filename = h->last_file, .name = o->name, .line = o->line };
+}
+
+struct npa_frame npa_history_add(struct npa_device *dev, enum npa_trace_action action,
+				 uint64_t addr, uint64_t size, aclrtStream stream,
+				 struct npa_pool_id pool, const struct npa_frame *fallback)
 {
 	struct npa_history *h = &dev->history;
+	struct npa_frame frame = npa_history_frame(dev, fallback);
 
 	h->ring[h->recorded % h->cap] = (struct npa_trace_entry){
 		.action = action, .addr = addr, .size = size,
 		.stream = npa_stream_id(stream), .pool_id = { pool.first, pool.second },
-		.time_us = now_us(),
+		.time_us = now_us(), .frame = frame,
 	};
 	__atomic_store_n(&h->recorded, h->recorded + 1, __ATOMIC_RELEASE);
+	return frame;
 }
 
 void npa_history_fini(struct npa_device *dev)
 {
 	free(dev->history.ring);
 	memset(&dev->history, 0, sizeof(dev->history));
+}
+
+/* Recording off forgets where blocks and segments came from, so a block
+ * made while off never shows a frame left from an earlier allocation. */
+static void forget_frames(struct npa_device *dev)
+{
+	struct npa_segment *seg;
+
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
+		seg->frame = (struct npa_frame){ 0 };
+		for (struct npa_block *b = seg->head; b != NULL; b = b->next)
+			b->frame = (struct npa_frame){ 0 };
+	}
 }
 
 /* A new ring for one device. Its entries start afresh: the numbers readers
@@ -57,6 +85,8 @@ static void history_set(struct npa_device *dev, struct npa_trace_entry *ring, si
 	npa_lock_acquire(&dev->lock);
 	struct npa_trace_entry *old = dev->history.ring;
 
+	if (ring == NULL)
+		forget_frames(dev);
 	dev->history.ring = ring;
 	dev->history.cap = cap;
 	dev->history.all = all;

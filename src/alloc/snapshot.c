@@ -44,6 +44,7 @@ static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
 		.stream = npa_stream_id(seg->stream),
 		.is_large = !seg->pool->is_small,
 		.is_expandable = seg->kind == NPA_SEGMENT_EXPANDABLE,
+		.frame = seg->frame,
 		.blocks = calloc(n, sizeof(*out->blocks)),
 	};
 	if (seg->pool->owner != NULL) {
@@ -59,6 +60,7 @@ static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
 		bi->size = b->size;
 		bi->requested_size = b->requested_size;
 		bi->state = block_state(dev, b);
+		bi->frame = b->frame;
 		out->total_size += b->size;
 		if (bi->state == NPA_BLOCK_ACTIVE_ALLOCATED)
 			out->allocated_size += b->size;
@@ -118,7 +120,7 @@ static int copy_segments(struct npa_device *dev, bool all,
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 {
 	npa_trace(dev, NPA_TRACE_SNAPSHOT, NULL,
-		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, &dev->large);
+		  (size_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, &dev->large, NULL);
 	return copy_segments(dev, true, NULL, out);
 }
 
@@ -127,8 +129,9 @@ int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out)
 int npa_device_snapshot_pool(struct npa_device *dev, struct npa_pool_id id,
 			     struct npa_snapshot *out)
 {
-	if (__builtin_expect(dev->history.ring != NULL, 0))
+	if (npa_recording(dev))
 		npa_history_add(dev, NPA_TRACE_SNAPSHOT, 0,
-				(uint64_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, id);
+				(uint64_t)dev->stats.active_bytes[NPA_STAT_ALL].current, NULL, id,
+				NULL);
 	return copy_segments(dev, false, npa_private_pool_find(&dev->pools, id), out);
 }

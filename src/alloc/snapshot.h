@@ -12,6 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * One frame of upstream's "frames" list ({"name", "filename", "line"}):
+ * where the call that made a block, a segment or a trace entry came from.
+ * The strings live as long as the allocator that recorded the frame.
+ */
+struct npa_frame {
+	const char *filename;  /* NULL: no frame (frames is an empty list) */
+	const char *name;
+	uint32_t line;
+};
+
 enum npa_block_state {
 	NPA_BLOCK_INACTIVE,            /* "inactive" */
 	NPA_BLOCK_ACTIVE_ALLOCATED,    /* "active_allocated" */
@@ -23,6 +34,7 @@ struct npa_block_info {
 	uint64_t size;
 	uint64_t requested_size;
 	enum npa_block_state state;
+	struct npa_frame frame;   /* of the allocation, while the block is active */
 };
 
 struct npa_segment_info {
@@ -36,6 +48,7 @@ struct npa_segment_info {
 	bool is_large;            /* segment_type "large" (else "small") */
 	bool is_expandable;
 	uint64_t pool_id[2];      /* segment_pool_id, (0,0) for the default pool */
+	struct npa_frame frame;   /* of the call that made the segment */
 	size_t nblocks;
 	struct npa_block_info *blocks;
 };
@@ -90,6 +103,7 @@ struct npa_trace_entry {
 	uint64_t stream;    /* stream number, 0 for the default stream */
 	uint64_t pool_id[2]; /* the block's private pool, (0, 0) for the default pools */
 	int64_t time_us;    /* microseconds since the epoch (CLOCK_REALTIME), as upstream */
+	struct npa_frame frame;
 };
 
 /* A copy of part of one device's history. Entries are numbered from 0 in

@@ -196,6 +196,7 @@ static void free_options(struct nmfs *d)
 {
 	free(d->config_text);
 	free(d->replay_path);
+	free(d->mountpoint);
 }
 
 int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
@@ -270,8 +271,13 @@ out_log:
 
 int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 {
-	int rc = sampler_start(&d->sampler);
+	int rc = graphs_start(d->graphs);
 
+	if (rc) {
+		snprintf(err, errlen, "cannot start the graph thread: %s", strerror(-rc));
+		return rc;
+	}
+	rc = sampler_start(&d->sampler);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the stats sampler: %s", strerror(-rc));
 		return rc;
@@ -285,6 +291,17 @@ int daemon_start_threads(struct nmfs *d, char *err, size_t errlen)
 		snprintf(err, errlen, "start-up replay not started: %s", why);
 	}
 	return rc;
+}
+
+int daemon_set_mountpoint(struct nmfs *d, const char *path)
+{
+	char *real = realpath(path, NULL);
+
+	if (real == NULL)
+		return -errno;
+	free(d->mountpoint);
+	d->mountpoint = real;
+	return 0;
 }
 
 static int check_devices(struct nmfs *d)

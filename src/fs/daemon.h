@@ -49,6 +49,7 @@ struct nmfs_options {
 };
 
 struct nmfs {
+	char *mountpoint;        /* absolute; NULL until known */
 	char *config_text;
 	char *replay_path;       /* start-up trace, "" none */
 	bool replay_loop;
@@ -86,6 +87,9 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 /* Start the stats sampler and the configured start-up replay, if any
  * (after daemonizing: threads do not survive the fork). */
 int daemon_start_threads(struct nmfs *d, char *err, size_t errlen);
+/* Where the daemon is mounted (made absolute): the files' frames in the
+ * memory history name their paths there. 0 or a negative errno. */
+int daemon_set_mountpoint(struct nmfs *d, const char *path);
 /*
  * Stop the replay, free live tensors, check the allocator's invariants and
  * report leaks, all into the log. 0 when everything was consistent.

@@ -63,6 +63,17 @@ void dlog_printf(struct dlog *log, const char *fmt, ...)
 	pthread_mutex_unlock(&log->lock);
 }
 
+void dlog_echo_held(struct dlog *log)
+{
+	pthread_mutex_lock(&log->lock);
+	for (unsigned i = 0; log->echo && i < log->count; i++) {
+		const char *line = log->lines[(log->head + i) % DLOG_LINES];
+		const char *msg = strstr(line, "] ");
+		fprintf(stderr, "npumemfs: %s\n", msg ? msg + 2 : line);
+	}
+	pthread_mutex_unlock(&log->lock);
+}
+
 int dlog_format(struct dlog *log, struct sbuf *out)
 {
 	pthread_mutex_lock(&log->lock);

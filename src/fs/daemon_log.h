@@ -3,7 +3,7 @@
  *
  * A ring of lines, each stamped with the seconds since start-up, like
  * dmesg. Old lines fall off the front. Lines are also echoed to stderr,
- * which is the terminal with -f and /dev/null once daemonized.
+ * which is the terminal with -f and a log file once daemonized.
  *
  * As a file the log only grows, so that `tail -f` follows it: every byte
  * ever logged has its offset (the first line starts at 0), and a line
@@ -44,6 +44,9 @@ void dlog_destroy(struct dlog *log);
 void dlog_flatten(char *s);
 void dlog_printf(struct dlog *log, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Echo every line held again, oldest first: stderr has changed (a
+ * daemonized process's log file) and should tell the whole story. */
+void dlog_echo_held(struct dlog *log);
 /* Every line held, oldest first. */
 int dlog_format(struct dlog *log, struct sbuf *out);
 /* The offsets of the bytes held: [*first, *end). */

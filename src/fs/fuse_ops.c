@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/caching_allocator.h"
+
 #include "daemon.h"
 #include "fuse_ops.h"
 #include <fuse_lowlevel.h>
@@ -125,12 +127,46 @@ static bool seen_by_opener(struct nmfs *d, const struct target *t, pid_t pid,
 	return found;
 }
 
+/*
+ * The allocator calls an operation on a file makes come from that file:
+ * the memory history keeps the file's path in the mount and the operation
+ * as their frame, so memory_viz names the tensor or control file behind
+ * each block. A frame of its own per call: worker threads serve many files.
+ */
+struct file_origin {
+	char path[PATH_MAX];
+	struct npa_frame frame;
+	const struct npa_frame *saved;
+};
+
+static void origin_enter(struct nmfs *d, const struct target *t, const char *op,
+			 struct file_origin *o)
+{
+	const char *mnt = d->mountpoint ? d->mountpoint : "";
+	size_t n = strlen(mnt) < sizeof(o->path) ? strlen(mnt) : sizeof(o->path) - 1;
+
+	memcpy(o->path, mnt, n);
+	tree_path(t, o->path + n, sizeof(o->path) - n);
+	o->frame = (struct npa_frame){ .filename = o->path, .name = op };
+	o->saved = npa_origin();
+	npa_set_origin(&o->frame);
+}
+
+static void origin_leave(const struct file_origin *o)
+{
+	npa_set_origin(o->saved);
+}
+
 static int render_into(struct nmfs *d, const struct target *t, struct sbuf *out,
 		       struct timespec *made)
 {
+	struct file_origin o;
+
 	clock_gettime(CLOCK_REALTIME, made);
 	sbuf_reset(out);
+	origin_enter(d, t, "read", &o);
 	int rc = t->node->show(d, t, out);
+	origin_leave(&o);
 	return rc ? rc : out->error;
 }
 
@@ -325,9 +361,14 @@ static int open_log(struct nmfs *d, struct fh *fh)
 
 static int open_data(struct nmfs *d, struct fh *fh, int flags)
 {
-	if (flags & O_TRUNC)
-		return fh->t.node->data->resize(d, &fh->t, 0);
-	return 0;
+	struct file_origin o;
+
+	if (!(flags & O_TRUNC))
+		return 0;
+	origin_enter(d, &fh->t, "open", &o);
+	int rc = fh->t.node->data->resize(d, &fh->t, 0);
+	origin_leave(&o);
+	return rc;
 }
 
 /* root passes the kernel's mode check; the row still says no. */
@@ -411,7 +452,10 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		dlog_printf(&d->log, "refused a new file whose name has a control character");
 		return -EINVAL;
 	}
+	struct file_origin o;
+	origin_enter(d, &t, "create", &o);
 	rc = t.node->data->create(d, &t);
+	origin_leave(&o);
 	if (rc)
 		return rc;
 	struct fh *fh = fh_new(d, &t);
@@ -555,8 +599,11 @@ static int write_text(struct nmfs *d, struct fh *fh, const char *buf,
 	/* One command a write: a spec split over lines is not read as one. */
 	if (strchr(value, '\n'))
 		return refuse(d, t, -EINVAL, "value has more than one line");
+	struct file_origin o;
+	origin_enter(d, t, "write", &o);
 	int rc = t->node->store(d, t, value, fuse_get_context()->uid, err,
 				sizeof(err));
+	origin_leave(&o);
 	if (rc)
 		return refuse(d, t, rc, err[0] ? err : strerror(-rc));
 	/* last_error speaks of the last write: a success clears it. */
@@ -576,9 +623,13 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off,
 	(void)path;
 	if (off < 0)
 		return -EINVAL;
-	if (fh->t.node->data)
-		return (int)fh->t.node->data->write(d, &fh->t, buf, size,
-						    (uint64_t)off);
+	if (fh->t.node->data) {
+		struct file_origin o;
+		origin_enter(d, &fh->t, "write", &o);
+		ssize_t n = fh->t.node->data->write(d, &fh->t, buf, size, (uint64_t)off);
+		origin_leave(&o);
+		return (int)n;
+	}
 	if (!fh->t.node->store)
 		return -EACCES;
 	return write_text(d, fh, buf, size, off);
@@ -600,7 +651,11 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		return t.node->store ? 0 : -EACCES;
 	if (size < 0)
 		return -EINVAL;
-	return t.node->data->resize(d, &t, (uint64_t)size);
+	struct file_origin o;
+	origin_enter(d, &t, "truncate", &o);
+	rc = t.node->data->resize(d, &t, (uint64_t)size);
+	origin_leave(&o);
+	return rc;
 }
 
 static int fs_unlink(const char *path)
@@ -611,7 +666,13 @@ static int fs_unlink(const char *path)
 
 	if (rc)
 		return rc;
-	return t.node->data ? t.node->data->unlink(d, &t) : -EACCES;
+	if (!t.node->data)
+		return -EACCES;
+	struct file_origin o;
+	origin_enter(d, &t, "unlink", &o);
+	rc = t.node->data->unlink(d, &t);
+	origin_leave(&o);
+	return rc;
 }
 
 static int fs_release(const char *path, struct fuse_file_info *fi)

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "alloc/caching_allocator.h"
+
 #include "graph_worker.h"
 
 struct graph_worker {
@@ -16,6 +18,8 @@ struct graph_worker {
 	pthread_cond_t cond;
 	gw_job_fn fn;           /* the posted job, NULL when none */
 	void *arg;
+	/* The poster's origin: its allocator calls run here (npa_set_origin). */
+	const struct npa_frame *origin;
 	int rc;
 	bool done;
 	bool stop;
@@ -32,8 +36,10 @@ static void *work(void *arg)
 		if (!w->fn)
 			break;
 		gw_job_fn fn = w->fn;
+		npa_set_origin(w->origin);
 		pthread_mutex_unlock(&w->lock);
 		int rc = fn(w->arg);
+		npa_set_origin(NULL);
 		pthread_mutex_lock(&w->lock);
 		w->rc = rc;
 		w->fn = NULL;
@@ -71,6 +77,7 @@ int gw_run(struct graph_worker *w, gw_job_fn fn, void *arg)
 	pthread_mutex_lock(&w->lock);
 	w->fn = fn;
 	w->arg = arg;
+	w->origin = npa_origin(); /* the poster waits below, so it stays valid */
 	w->done = false;
 	pthread_cond_broadcast(&w->cond);
 	while (!w->done)

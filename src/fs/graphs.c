@@ -83,14 +83,14 @@ int graphs_new(struct fs_graphs **out)
 
 	if (!gs)
 		return -ENOMEM;
-	int rc = gw_start(&gs->worker);
-	if (rc) {
-		free(gs);
-		return rc;
-	}
 	pthread_mutex_init(&gs->lock, NULL);
 	*out = gs;
 	return 0;
+}
+
+int graphs_start(struct fs_graphs *gs)
+{
+	return gw_start(&gs->worker);
 }
 
 /* Runs on the worker: a capture under way ends on the thread that began it. */
@@ -116,7 +116,11 @@ void graphs_free(struct fs_graphs *gs)
 {
 	if (!gs)
 		return;
-	gw_run(gs->worker, free_all, gs);
+	/* Without a worker no graph ever captured: any thread may free them. */
+	if (gs->worker)
+		gw_run(gs->worker, free_all, gs);
+	else
+		free_all(gs);
 	gw_stop(gs->worker);
 	pthread_mutex_destroy(&gs->lock);
 	free(gs);
@@ -397,6 +401,10 @@ int store_graph(struct nmfs *d, const struct target *t, const char *value,
 
 	(void)t, (void)caller;
 	int rc = parse(d, value, &a, &j.cmd, err, errlen);
+	if (rc == 0 && !d->graphs->worker) {
+		snprintf(err, errlen, "the graph thread did not start (see the log)");
+		rc = -EIO;
+	}
 	if (rc == 0)
 		rc = gw_run(d->graphs->worker, run_job, &j);
 	if (rc == 0)

@@ -10,8 +10,11 @@
 
 struct fs_graphs;
 
-/* 0, or -errno when the worker thread cannot start. */
+/* 0 or -ENOMEM. */
 int graphs_new(struct fs_graphs **out);
+/* Start the thread graph calls run on: after daemonizing, as threads do
+ * not survive the fork. 0, or -errno when it cannot start. */
+int graphs_start(struct fs_graphs *gs);
 /* Destroy every graph (each gives its pool's use back), stop the worker. */
 void graphs_free(struct fs_graphs *gs);
 /*

@@ -4,7 +4,7 @@
  * memory_snapshot(), one trace list per device and, for the cuda flavor,
  * allocator_settings.
  *
- * Protocol 4 without memo or frames, using only the opcodes MemoryViz.js
+ * Protocol 4 without memo or framing, using only the opcodes MemoryViz.js
  * unpickles (and Python's pickle, of course): each dict and list is an
  * EMPTY_* opcode, then MARK, its items and SETITEMS/APPENDS.
  */
@@ -133,6 +133,25 @@ static void key_u64(struct sbuf *out, const char *k, uint64_t v)
 	put_u64(out, v);
 }
 
+/* Upstream's frames list: [] or one {"name", "filename", "line"} dict. */
+static void put_frames(struct sbuf *out, const struct npa_frame *f)
+{
+	put_str(out, "frames");
+	if (f->filename == NULL) {
+		empty_list(out);
+		return;
+	}
+	begin(out, OP_EMPTY_LIST);
+	begin(out, OP_EMPTY_DICT);
+	put_str(out, "name");
+	put_str(out, f->name ? f->name : "");
+	put_str(out, "filename");
+	put_str(out, f->filename);
+	key_u64(out, "line", f->line);
+	op(out, OP_SETITEMS);
+	op(out, OP_APPENDS);
+}
+
 static void put_block(struct sbuf *out, const struct npa_block_info *b)
 {
 	begin(out, OP_EMPTY_DICT);
@@ -141,8 +160,7 @@ static void put_block(struct sbuf *out, const struct npa_block_info *b)
 	key_u64(out, "requested_size", b->requested_size);
 	put_str(out, "state");
 	put_str(out, npa_block_state_name(b->state));
-	put_str(out, "frames");
-	empty_list(out);
+	put_frames(out, &b->frame);
 	op(out, OP_SETITEMS);
 }
 
@@ -167,7 +185,8 @@ static void put_pool_id(struct sbuf *out, const char *key, const uint64_t id[2])
 	op(out, OP_TUPLE2);
 }
 
-/* The keys of memory_snapshot() in upstream's order, as report_snapshot_json. */
+/* The keys of memory_snapshot() in upstream's order, as report_snapshot_json:
+ * a segment's frame, when it has one, after its blocks. */
 static void put_segment(struct sbuf *out, const struct npa_segment_info *seg)
 {
 	begin(out, OP_EMPTY_DICT);
@@ -183,10 +202,12 @@ static void put_segment(struct sbuf *out, const struct npa_segment_info *seg)
 	put_pool_id(out, "segment_pool_id", seg->pool_id);
 	put_str(out, "is_expandable");
 	put_bool(out, seg->is_expandable);
-	put_str(out, "frames");
-	empty_list(out);
+	if (seg->frame.filename == NULL)
+		put_frames(out, &seg->frame);
 	put_str(out, "blocks");
 	put_blocks(out, seg);
+	if (seg->frame.filename != NULL)
+		put_frames(out, &seg->frame);
 	op(out, OP_SETITEMS);
 }
 
@@ -203,7 +224,7 @@ static void put_segments(struct sbuf *out, const struct npa_snapshot *snap)
 }
 
 /* Upstream's TraceEntry dict, keys in torch_npu's order (memory_snapshot.cpp):
- * "oom" names its address field device_free. No context is recorded, so frames is empty. */
+ * "oom" names its address field device_free; frames last. */
 static void put_event(struct sbuf *out, const struct npa_trace_entry *e)
 {
 	begin(out, OP_EMPTY_DICT);
@@ -215,8 +236,7 @@ static void put_event(struct sbuf *out, const struct npa_trace_entry *e)
 	put_pool_id(out, "pool_id", e->pool_id);
 	put_str(out, "time_us");
 	put_int(out, e->time_us);
-	put_str(out, "frames");
-	empty_list(out);
+	put_frames(out, &e->frame);
 	op(out, OP_SETITEMS);
 }
 

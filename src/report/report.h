@@ -41,7 +41,8 @@ int report_stats_json(struct sbuf *out, const struct npa_stats *s,
 int report_summary(struct sbuf *out, const struct npa_stats *s,
 		   const struct npa_flavor *fl, int device, bool abbreviated);
 /* memory_snapshot() segments as a JSON list, keys in upstream's order;
- * blocks and segments carry empty "frames". */
+ * a block's "frames" is its allocation's frame, a segment's the frame of
+ * the call that made it (after "blocks", as upstream), each [] if none. */
 int report_snapshot_json(struct sbuf *out, const struct npa_snapshot *snap);
 
 /*

@@ -13,6 +13,7 @@
 
 #include "report.h"
 
+#include "frames_json.h"
 #include "json_sbuf.h"
 
 static json_t *u64(uint64_t v)
@@ -38,7 +39,7 @@ static json_t *block_json(const struct npa_block_info *b)
 	set(o, "size", u64(b->size), &rc);
 	set(o, "requested_size", u64(b->requested_size), &rc);
 	set(o, "state", json_string(npa_block_state_name(b->state)), &rc);
-	set(o, "frames", json_array(), &rc);
+	set(o, "frames", frames_json(&b->frame), &rc);
 	if (rc) {
 		json_decref(o);
 		return NULL;
@@ -80,8 +81,13 @@ static json_t *segment_json(const struct npa_segment_info *seg)
 	set(o, "segment_type", json_string(seg->is_large ? "large" : "small"), &rc);
 	set(o, "segment_pool_id", pool_id_json(seg), &rc);
 	set(o, "is_expandable", json_boolean(seg->is_expandable), &rc);
-	set(o, "frames", json_array(), &rc);
+	/* Upstream adds a segment's frames after its blocks, once symbolized;
+	 * an empty list takes its place before them. */
+	if (seg->frame.filename == NULL)
+		set(o, "frames", json_array(), &rc);
 	set(o, "blocks", blocks_json(seg), &rc);
+	if (seg->frame.filename != NULL)
+		set(o, "frames", frames_json(&seg->frame), &rc);
 	if (rc) {
 		json_decref(o);
 		return NULL;

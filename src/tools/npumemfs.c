@@ -2,7 +2,7 @@
  * main.c - npumemfs: arguments, the stale-mount check, and the set-up and
  * tear-down ladder around the FUSE loop.
  *
- *     npumemfs [--config FILE] [-f] [-d] [-s] [-o OPT[,OPT...]] MOUNTPOINT
+ *     npumemfs [--config FILE] [--log FILE] [-f] [-d] [-s] [-o OPT[,OPT...]] MOUNTPOINT
  */
 #include <errno.h>
 #include <limits.h>
@@ -10,17 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <npumemfs/npusim.h>
 
 #include "config.h"
 #include "fs/daemon.h"
 #include "fs/fuse_ops.h"
+#include "log_file.h"
 #include "machine.h"
 #include <fuse_lowlevel.h>
 
 struct cli {
 	const char *config;
+	const char *log;   /* --log: the background daemon's messages */
 	bool help;
 	bool version;
 	int argc;
@@ -32,8 +36,38 @@ static void usage(const char *prog)
 	printf("usage: %s [--config FILE] [FUSE options] MOUNTPOINT\n\n"
 	       "A PyTorch/torch_npu caching allocator on a simulated NPU, shown as files.\n\n"
 	       "    --config FILE   ini file (see conf/npumemfs.ini); built-in defaults\n"
-	       "                    without it: 1 npu device of 32GiB, no latency\n\n",
+	       "                    without it: 1 npu device of 32GiB, no latency\n"
+	       "    --log FILE      where the daemon's messages go once in the background,\n"
+	       "                    its report at unmount included (default:\n"
+	       "                    $XDG_STATE_HOME/npumemfs/MOUNT.log, MOUNT the mount point\n"
+	       "                    escaped as systemd-escape --path does;\n"
+	       "                    $XDG_STATE_HOME defaults to ~/.local/state)\n\n",
 	       prog);
+}
+
+/*
+ * A file option at argv[*i]: "LONG FILE", "LONG=FILE" or "SHORT FILE"
+ * (short may be NULL). 1 with *out set (and *i past it), 0 when argv[*i]
+ * is another option, -EINVAL when the file is missing.
+ */
+static int file_option(int argc, char **argv, int *i, const char *lng, const char *shrt,
+		       const char **out)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(lng);
+
+	if (strncmp(a, lng, n) == 0 && a[n] == '=') {
+		*out = a + n + 1;
+		return 1;
+	}
+	if (strcmp(a, lng) != 0 && (shrt == NULL || strcmp(a, shrt) != 0))
+		return 0;
+	if (++*i == argc) {
+		fprintf(stderr, "npumemfs: %s needs a file\n", a);
+		return -EINVAL;
+	}
+	*out = argv[*i];
+	return 1;
 }
 
 /* Take our own options out; everything else is libfuse's. */
@@ -46,15 +80,15 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 	cli->argv[cli->argc++] = argv[0];
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "--config") == 0 || strcmp(a, "-c") == 0) {
-			if (++i == argc) {
-				fprintf(stderr, "npumemfs: %s needs a file\n", a);
-				return -EINVAL;
-			}
-			cli->config = argv[i];
-		} else if (strncmp(a, "--config=", 9) == 0) {
-			cli->config = a + 9;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+		int rc = file_option(argc, argv, &i, "--config", "-c", &cli->config);
+
+		if (rc == 0)
+			rc = file_option(argc, argv, &i, "--log", NULL, &cli->log);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			continue;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			cli->help = true;
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			cli->version = true;
@@ -171,20 +205,44 @@ static int run_loop(struct fuse *fuse, const struct fuse_cmdline_opts *opts)
 	return rc;
 }
 
-/* Mount, serve until unmounted or signalled, unmount. */
+/* In the background: stderr becomes the log file, which gets a line saying
+ * when and which process, then what was logged before. */
+static void log_to_file(struct nmfs *d, int fd)
+{
+	char when[64];
+	time_t now = time(NULL);
+
+	if (fd < 0)
+		return;
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+	fprintf(stderr, "npumemfs: %s: pid %d serves %s in the background\n", when,
+		(int)getpid(), d->mountpoint);
+	dlog_echo_held(&d->log);
+}
+
+/* Mount, serve until unmounted or signalled, unmount. log_fd: the file a
+ * background daemon's messages go to (-1 in the foreground). */
 static int serve(struct nmfs *d, struct fuse_args *args,
-		 const struct fuse_cmdline_opts *opts)
+		 const struct fuse_cmdline_opts *opts, int log_fd)
 {
 	char err[NMFS_ERRLEN];
 	int rc = 1;
 	struct fuse *fuse = fuse_new(args, &nmfs_ops, sizeof(nmfs_ops), d);
 
-	if (!fuse)
+	if (!fuse) {
+		if (log_fd >= 0)
+			close(log_fd);
 		return 1;
-	if (fuse_mount(fuse, opts->mountpoint))
+	}
+	if (daemon_set_mountpoint(d, opts->mountpoint) || fuse_mount(fuse, opts->mountpoint))
 		goto out_destroy;
-	if (fuse_daemonize(opts->foreground) ||
-	    fuse_set_signal_handlers(fuse_get_session(fuse)))
+	if (fuse_daemonize(opts->foreground))
+		goto out_unmount;
+	log_to_file(d, log_fd);
+	log_fd = -1;
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)))
 		goto out_unmount;
 	if (daemon_start_threads(d, err, sizeof(err)))
 		dlog_printf(&d->log, "%s", err);
@@ -200,6 +258,8 @@ out_unmount:
 out_destroy:
 	fuse_destroy(fuse);
 	fs_release_open_files(d);
+	if (log_fd >= 0)
+		close(log_fd);
 	return rc;
 }
 
@@ -236,13 +296,49 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 	return rc;
 }
 
+/*
+ * The file a daemon going to the background will write to, opened now so
+ * that a refusal is seen on the terminal: an fd, or -1 with the reason
+ * printed (nothing is mounted then: a report that would go nowhere is what
+ * this file is for).
+ */
+static int open_log(const struct cli *cli, const char *mountpoint)
+{
+	char path[PATH_MAX], real[PATH_MAX], err[PATH_MAX + 128];
+	int rc = 0;
+
+	if (cli->log)
+		snprintf(path, sizeof(path), "%s", cli->log);
+	else if (!realpath(mountpoint, real))
+		rc = -errno;
+	else
+		rc = log_file_default(real, getenv("XDG_STATE_HOME"), getenv("HOME"), path,
+				      sizeof(path));
+	if (rc) {
+		fprintf(stderr, "npumemfs: no file for the daemon's messages in the background "
+			"(%s%s): name one with --log FILE, or stay in the foreground with -f\n",
+			rc == -ENOENT ? "neither $XDG_STATE_HOME nor $HOME is set: " : "",
+			strerror(-rc));
+		return -1;
+	}
+	int fd = log_file_open(path, cli->log == NULL, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "npumemfs: %s: name another file with --log FILE, or stay in "
+			"the foreground with -f\n", err);
+		return -1;
+	}
+	fprintf(stderr, "npumemfs: in the background, messages and the report at unmount "
+		"go to %s\n", path);
+	return fd;
+}
+
 static int start(const struct cli *cli, const struct nmfs_config *cfg)
 {
 	struct fuse_args args;
 	struct fuse_cmdline_opts opts = { 0 };
 	char err[NMFS_ERRLEN];
 	struct nmfs d;
-	int rc = 1;
+	int rc = 1, log_fd = -1;
 
 	if (fuse_args_for(cli, cfg, &args) || fuse_parse_cmdline(&args, &opts))
 		goto out_args;
@@ -250,12 +346,16 @@ static int start(const struct cli *cli, const struct nmfs_config *cfg)
 		fprintf(stderr, "npumemfs: no mount point given (see --help)\n");
 		goto out_args;
 	}
+	if (!opts.foreground && (log_fd = open_log(cli, opts.mountpoint)) < 0)
+		goto out_opts;
 	if (machine_start(cfg, err, sizeof(err)) ||
 	    open_daemon(&d, cfg, err, sizeof(err))) {
 		fprintf(stderr, "npumemfs: %s\n", err);
+		if (log_fd >= 0)
+			close(log_fd);
 		goto out_opts;
 	}
-	rc = serve(&d, &args, &opts);
+	rc = serve(&d, &args, &opts, log_fd);
 	if (daemon_fini(&d))
 		rc = rc ? rc : 2;
 out_opts:

@@ -95,6 +95,8 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ctx = target->ctx;
 	r->t = t;
 	r->ndevices = t->max_device + 1;
+	for (int op = 0; op < WL_NOPS; op++)
+		r->op_names[op] = wl_op_name(op);
 	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
 	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
 	if (t->has_complete)
@@ -442,7 +444,12 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 	const struct wl_event *ev = r->t->events;
 	size_t i = from;
 	int rc = 0;
+	/* Each event's allocator calls come from its line: two stores an
+	 * event, read only while a history is recorded. */
+	struct npa_frame origin = { .filename = r->t->name };
+	const struct npa_frame *caller = npa_origin();
 
+	npa_set_origin(&origin);
 	if (to > r->t->nevents)
 		to = r->t->nevents;
 	while (i < to && rc == 0) {
@@ -452,6 +459,8 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 			break;
 		}
 		for (; i < end; i++) {
+			origin.line = ev[i].line;
+			origin.name = r->op_names[ev[i].op];
 			rc = do_event(r, &ev[i], err, errlen);
 			if (rc == 0 && r->check)
 				rc = check_all(r, &ev[i], err, errlen);
@@ -459,6 +468,7 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 				break;
 		}
 	}
+	npa_set_origin(caller);
 	r->c.events += i - from;
 	r->c.position = i;
 	return rc;
@@ -466,6 +476,10 @@ int wl_replay_run(struct wl_replay *r, size_t from, size_t to,
 
 void wl_replay_release_all(struct wl_replay *r)
 {
+	const struct npa_frame origin = { .filename = r->t->name, .name = "end_of_trace" };
+	const struct npa_frame *caller = npa_origin();
+
+	npa_set_origin(&origin);
 	for (uint32_t i = 0; i < r->t->nslots; i++) {
 		void *p = r->ptr[i];
 		r->ptr[i] = NULL;
@@ -477,6 +491,7 @@ void wl_replay_release_all(struct wl_replay *r)
 	wl_replay_pools_release(r);
 	wl_replay_ops_release(r);
 	wl_replay_host_release(r);
+	npa_set_origin(caller);
 }
 
 void wl_replay_counters(const struct wl_replay *r, struct wl_replay_counters *out)

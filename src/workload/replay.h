@@ -113,6 +113,7 @@ enum wl_op {
 	WL_UNPIN,
 	WL_COPY,
 	WL_HOST_EMPTY_CACHE,
+	WL_NOPS,   /* the count, not an op */
 };
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
@@ -146,6 +147,9 @@ struct wl_event {
 			    * mempool lines: their capture's or mempool's */
 	int32_t stream;    /* dense stream index (0 = default); sync: -1 = all */
 };
+
+/* The command of an op as a trace line spells it ("alloc", "capture_begin"). */
+const char *wl_op_name(enum wl_op op);
 
 struct wl_trace {
 	char *name;          /* file name used in messages ("-" for stdin) */

@@ -46,6 +46,8 @@ struct wl_replay {
 	bool own_launcher;             /* made here (else the caller's) */
 	void **pinned;                 /* [npins]: NULL when not pinned (or size 0) */
 	uint64_t *pinned_size;         /* [npins]: the size each live pin asked for */
+	/* wl_op_name of each op, at hand for each event's frame. */
+	const char *op_names[WL_NOPS];
 };
 
 /* "TRACE:LINE: what" into err; returns rc. */

@@ -13,17 +13,6 @@
 
 #include "replay_impl.h"
 
-static const char *const pool_op_names[] = {
-	[WL_CAPTURE_BEGIN - WL_CAPTURE_BEGIN] = "capture_begin",
-	[WL_CAPTURE_END - WL_CAPTURE_BEGIN] = "capture_end",
-	[WL_GRAPH_REPLAY - WL_CAPTURE_BEGIN] = "graph_replay",
-	[WL_GRAPH_RESET - WL_CAPTURE_BEGIN] = "graph_reset",
-	[WL_MEMPOOL_CREATE - WL_CAPTURE_BEGIN] = "mempool_create",
-	[WL_MEMPOOL_BEGIN - WL_CAPTURE_BEGIN] = "mempool_begin",
-	[WL_MEMPOOL_END - WL_CAPTURE_BEGIN] = "mempool_end",
-	[WL_MEMPOOL_RELEASE - WL_CAPTURE_BEGIN] = "mempool_release",
-};
-
 int wl_replay_pools_new(struct wl_replay *r)
 {
 	const struct wl_trace *t = r->t;
@@ -52,7 +41,7 @@ static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *er
 	}
 	snprintf(r->msg, sizeof(r->msg), "%s: graphs and memory pools belong to the caching "
 		 "allocator, and a plug-in allocator is current",
-		 pool_op_names[ev->op - WL_CAPTURE_BEGIN]);
+		 wl_op_name(ev->op));
 	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
 }
 

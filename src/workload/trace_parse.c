@@ -480,6 +480,7 @@ static int parse_fraction(struct parser *p, char **f, int nf, struct wl_event *e
 	return rc;
 }
 
+/* In enum wl_op's order, so that wl_op_name indexes it. */
 static const struct command {
 	const char *name;
 	enum wl_op op;
@@ -489,7 +490,6 @@ static const struct command {
 	{ "free", WL_FREE, parse_free },
 	{ "record_stream", WL_RECORD_STREAM, parse_stream_use },
 	{ "erase_stream", WL_ERASE_STREAM, parse_stream_use },
-	{ "complete", WL_COMPLETE, parse_complete },
 	{ "sync", WL_SYNC, parse_sync },
 	{ "empty_cache", WL_EMPTY_CACHE, parse_bare },
 	{ "reset_peak", WL_RESET_PEAK, parse_bare },
@@ -503,12 +503,20 @@ static const struct command {
 	{ "mempool_begin", WL_MEMPOOL_BEGIN, wl_parse_mempool_begin },
 	{ "mempool_end", WL_MEMPOOL_END, wl_parse_mempool_end },
 	{ "mempool_release", WL_MEMPOOL_RELEASE, wl_parse_mempool_release },
+	{ "complete", WL_COMPLETE, parse_complete },
 	{ "launch_op", WL_LAUNCH_OP, wl_parse_launch_op },
 	{ "pin", WL_PIN, wl_parse_pin },
 	{ "unpin", WL_UNPIN, wl_parse_unpin },
 	{ "copy", WL_COPY, wl_parse_copy },
 	{ "host_empty_cache", WL_HOST_EMPTY_CACHE, parse_bare },
 };
+
+_Static_assert(sizeof(commands) / sizeof(commands[0]) == WL_NOPS, "a row per wl_op");
+
+const char *wl_op_name(enum wl_op op)
+{
+	return (size_t)op < sizeof(commands) / sizeof(commands[0]) ? commands[op].name : "?";
+}
 
 /* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
 static int split_fields(char *s, char **f)

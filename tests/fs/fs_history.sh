@@ -52,7 +52,7 @@ want = [("segment_alloc", 20971520, 0), ("alloc", 1048576, 0),
         ("free_requested", 1048576, 0), ("free_completed", 1048576, 0)]
 assert got == want, got
 assert lines[1]["addr"] == lines[0]["addr"] == lines[3]["addr"]
-assert list(lines[0]) == ["action", "addr", "size", "stream", "pool_id", "time_us"], list(lines[0])
+assert list(lines[0]) == ["action", "addr", "size", "stream", "pool_id", "time_us", "frames"], list(lines[0])
 assert all(l["time_us"] > 1.6e15 for l in lines)
 PY
 

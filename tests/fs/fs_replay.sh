@@ -6,14 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 mount_fs
 
-wait_state() { # state
-	for _ in $(seq 200); do
-		grep -q "^state: $1$" "$MNT/workload/replay" && return 0
-		sleep 0.05
-	done
-	fail "replay never reached state $1: $(cat "$MNT/workload/replay")"
-}
-
 printf '%s\n' '# two allocations, one freed, one too large for the 4 GiB device' \
 	'alloc a 1MiB' 'alloc b 64MiB' 'free a' 'alloc huge 8GiB' >"$WORK/one.trace"
 echo "$WORK/one.trace" >"$MNT/workload/replay" || fail "starting a replay"

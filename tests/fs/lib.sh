@@ -86,6 +86,15 @@ expect_fail() {
 	esac
 }
 
+# Wait up to 10 s for workload/replay to say "state: $1".
+wait_state() { # state
+	for _ in $(seq 200); do
+		grep -q "^state: $1$" "$MNT/workload/replay" && return 0
+		sleep 0.05
+	done
+	fail "replay never reached state $1: $(cat "$MNT/workload/replay")"
+}
+
 value() { cat "$MNT/devices/device${2:-0}/$1"; }
 
 # The last refusal a ctl file shows.

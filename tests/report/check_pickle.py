@@ -2,7 +2,8 @@
 """check_pickle.py PICKLE_WRITE - the fixture's pickle, loaded by Python's
 own pickle module, holds exactly the fixture's values, and the fields
 PyTorch's torch/cuda/_memory_viz.py reads (stats/segsum: segment
-total_size, address, blocks with size, state, requested_size, frames;
+total_size, address, blocks with size, state, requested_size, frames as
+_frame_fmt formats them: filename:line:name;
 trace: device_traces events with action, addr or device_free, size,
 stream) add up as that tool expects."""
 import os
@@ -13,6 +14,8 @@ import tempfile
 
 SEG = 0x7F3A40000000
 TIME = 1700000000000000
+LINE_3 = [{"name": "alloc", "filename": "/work/run.trace", "line": 3}]
+TRUNCATE_BIG = [{"name": "truncate", "filename": "/mnt/tensors/device0/big", "line": 0}]
 failures = []
 
 
@@ -50,6 +53,11 @@ def segsum(data):
     return reserved, allocated, free_internal, free_external
 
 
+def frame_fmt(f):
+    """_memory_viz._frame_fmt: the file's last component, line and name."""
+    return f"{f['filename'].split('/')[-1]}:{f['line']}:{f['name']}"
+
+
 def trace(data):
     """What _memory_viz.trace walks: allocations placed in known segments."""
     names = []
@@ -64,7 +72,8 @@ def trace(data):
                 check("alloc inside a recorded segment", len(inside), 1)
             elif action == "oom":
                 e["device_free"]
-            names.append((i, action, size, stream))
+            names.append((i, action, size, stream,
+                          [frame_fmt(f) for f in e["frames"]]))
     return names
 
 
@@ -78,30 +87,32 @@ def main():
         "device": 0, "address": SEG, "total_size": 2097152,
         "allocated_size": 1024, "active_size": 1024, "requested_size": 1000,
         "stream": 0, "segment_type": "small", "segment_pool_id": (0, 0),
-        "is_expandable": False, "frames": [],
+        "is_expandable": False, "frames": LINE_3,
         "blocks": [
             {"address": SEG, "size": 1024, "requested_size": 1000,
-             "state": "active_allocated", "frames": []},
+             "state": "active_allocated", "frames": LINE_3},
             {"address": SEG + 1024, "size": 2096128, "requested_size": 0,
              "state": "inactive", "frames": []},
         ]})
     check("segment key order", list(seg), [
         "device", "address", "total_size", "allocated_size", "active_size",
         "requested_size", "stream", "segment_type", "segment_pool_id",
-        "is_expandable", "frames", "blocks"])
+        "is_expandable", "blocks", "frames"])
+    check("frame key order", list(seg["frames"][0]), ["name", "filename", "line"])
     check("device_traces", data["device_traces"], [[
         {"action": "segment_alloc", "addr": SEG, "size": 2097152, "stream": 0,
-         "pool_id": (0, 0), "time_us": TIME, "frames": []},
+         "pool_id": (0, 0), "time_us": TIME, "frames": LINE_3},
         {"action": "alloc", "addr": SEG, "size": 1000, "stream": 0,
-         "pool_id": (0, 0), "time_us": TIME + 1, "frames": []},
+         "pool_id": (0, 0), "time_us": TIME + 1, "frames": LINE_3},
         {"action": "oom", "device_free": 1048576, "size": 67109376,
-         "stream": 0, "pool_id": (0, 1), "time_us": TIME + 2, "frames": []},
+         "stream": 0, "pool_id": (0, 1), "time_us": TIME + 2, "frames": TRUNCATE_BIG},
     ]])
     check("trace entry key order", list(data["device_traces"][0][2]), [
         "action", "device_free", "size", "stream", "pool_id", "time_us", "frames"])
     check("segsum", segsum(data), (2097152, 1000, 24, 2096128))
-    check("trace", trace(data), [(0, "segment_alloc", 2097152, 0),
-                                 (0, "alloc", 1000, 0), (0, "oom", 67109376, 0)])
+    check("trace", trace(data), [(0, "segment_alloc", 2097152, 0, ["run.trace:3:alloc"]),
+                                 (0, "alloc", 1000, 0, ["run.trace:3:alloc"]),
+                                 (0, "oom", 67109376, 0, ["big:0:truncate"])])
 
     _, cuda = load(writer, "cuda")
     check("cuda keys", list(cuda), ["segments", "device_traces", "allocator_settings"])

@@ -3,25 +3,31 @@
 
 #include "history_fixture.h"
 
+/* Line 3 of a replayed trace made x and its segment; a tensor file's
+ * truncate ran out of memory. */
+#define LINE_3 { .filename = "/work/run.trace", .name = "alloc", .line = 3 }
+#define TRUNCATE_BIG { .filename = "/mnt/tensors/device0/big", .name = "truncate" }
+
 static struct npa_block_info blocks[] = {
-	{ HF_SEG, 1024, 1000, NPA_BLOCK_ACTIVE_ALLOCATED },
-	{ HF_SEG + 1024, 2096128, 0, NPA_BLOCK_INACTIVE },
+	{ HF_SEG, 1024, 1000, NPA_BLOCK_ACTIVE_ALLOCATED, LINE_3 },
+	{ HF_SEG + 1024, 2096128, 0, NPA_BLOCK_INACTIVE, { 0 } },
 };
 
 static struct npa_segment_info segment = {
 	.device = 0, .address = HF_SEG, .total_size = 2097152,
 	.allocated_size = 1024, .active_size = 1024, .requested_size = 1000,
-	.stream = 0, .is_large = false, .is_expandable = false,
+	.stream = 0, .is_large = false, .is_expandable = false, .frame = LINE_3,
 	.nblocks = 2, .blocks = blocks,
 };
 
 static struct npa_trace_entry entries[] = {
 	{ .action = NPA_TRACE_SEGMENT_ALLOC, .addr = HF_SEG, .size = 2097152,
-	  .time_us = HF_TIME },
-	{ .action = NPA_TRACE_ALLOC, .addr = HF_SEG, .size = 1000, .time_us = HF_TIME + 1 },
+	  .time_us = HF_TIME, .frame = LINE_3 },
+	{ .action = NPA_TRACE_ALLOC, .addr = HF_SEG, .size = 1000, .time_us = HF_TIME + 1,
+	  .frame = LINE_3 },
 	/* an OOM inside a MemPool: its id travels with the entry */
 	{ .action = NPA_TRACE_OOM, .addr = 1048576, .size = 67109376, .pool_id = { 0, 1 },
-	  .time_us = HF_TIME + 2 },
+	  .time_us = HF_TIME + 2, .frame = TRUNCATE_BIG },
 };
 
 void hf_snapshot(struct npa_snapshot *snap)

@@ -3,7 +3,9 @@
  * upstream's order (torch/csrc/cuda/Module.cpp: device, address,
  * total_size, allocated_size, active_size, requested_size, stream,
  * segment_type, segment_pool_id, is_expandable, frames, blocks; a block:
- * address, size, requested_size, state, frames).
+ * address, size, requested_size, state, frames). A frame is a list of one
+ * {name, filename, line} dict; a segment with one has it after its blocks,
+ * where upstream adds it once symbolized.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,17 +25,23 @@
 #define S1 0x7f3a40000000ull /* 139888158572544 */
 #define S2 0x7f3a60000000ull /* 139888695443456 */
 
-/* Worked example, step 4: x freed, y (3000 bytes) live, rest inactive. */
+#define NO_FRAME { NULL, NULL, 0 }
+#define TRACE_LINE_7 { "/work/run.trace", "alloc", 7 }
+#define TENSOR_T { "/mnt/tensors/device0/t", "truncate", 0 }
+
+/* Worked example, step 4: x freed, y (3000 bytes, trace line 7) live, rest
+ * inactive; the segment was made before recording began. */
 static struct npa_block_info small_blocks[] = {
-	{ S1, 1024, 1000, NPA_BLOCK_INACTIVE },
-	{ S1 + 1024, 3072, 3000, NPA_BLOCK_ACTIVE_ALLOCATED },
-	{ S1 + 4096, 2093056, 0, NPA_BLOCK_INACTIVE },
+	{ S1, 1024, 1000, NPA_BLOCK_INACTIVE, NO_FRAME },
+	{ S1 + 1024, 3072, 3000, NPA_BLOCK_ACTIVE_ALLOCATED, TRACE_LINE_7 },
+	{ S1 + 4096, 2093056, 0, NPA_BLOCK_INACTIVE, NO_FRAME },
 };
 
-/* A 1048577-byte tensor freed while stream 1 still uses it. */
+/* A 1048577-byte tensor freed while stream 1 still uses it; its truncate
+ * made the segment too. */
 static struct npa_block_info large_blocks[] = {
-	{ S2, 1049088, 1048577, NPA_BLOCK_ACTIVE_PENDING_FREE },
-	{ S2 + 1049088, 19922432, 0, NPA_BLOCK_INACTIVE },
+	{ S2, 1049088, 1048577, NPA_BLOCK_ACTIVE_PENDING_FREE, TENSOR_T },
+	{ S2 + 1049088, 19922432, 0, NPA_BLOCK_INACTIVE, NO_FRAME },
 };
 
 static struct npa_segment_info segments[] = {
@@ -44,7 +52,7 @@ static struct npa_segment_info segments[] = {
 	{ .device = 0, .address = S2, .total_size = 20971520,
 	  .allocated_size = 0, .active_size = 1049088,
 	  .requested_size = 1048577, .stream = 1, .is_large = true,
-	  .is_expandable = true, .pool_id = { 0, 1 }, .nblocks = 2,
+	  .is_expandable = true, .pool_id = { 0, 1 }, .frame = TENSOR_T, .nblocks = 2,
 	  .blocks = large_blocks },
 };
 
@@ -78,7 +86,13 @@ static const char two_segments[] =
 	"        \"size\": 3072,\n"
 	"        \"requested_size\": 3000,\n"
 	"        \"state\": \"active_allocated\",\n"
-	"        \"frames\": []\n"
+	"        \"frames\": [\n"
+	"          {\n"
+	"            \"name\": \"alloc\",\n"
+	"            \"filename\": \"/work/run.trace\",\n"
+	"            \"line\": 7\n"
+	"          }\n"
+	"        ]\n"
 	"      },\n"
 	"      {\n"
 	"        \"address\": 139888158576640,\n"
@@ -103,14 +117,19 @@ static const char two_segments[] =
 	"      1\n"
 	"    ],\n"
 	"    \"is_expandable\": true,\n"
-	"    \"frames\": [],\n"
 	"    \"blocks\": [\n"
 	"      {\n"
 	"        \"address\": 139888695443456,\n"
 	"        \"size\": 1049088,\n"
 	"        \"requested_size\": 1048577,\n"
 	"        \"state\": \"active_pending_free\",\n"
-	"        \"frames\": []\n"
+	"        \"frames\": [\n"
+	"          {\n"
+	"            \"name\": \"truncate\",\n"
+	"            \"filename\": \"/mnt/tensors/device0/t\",\n"
+	"            \"line\": 0\n"
+	"          }\n"
+	"        ]\n"
 	"      },\n"
 	"      {\n"
 	"        \"address\": 139888696492544,\n"
@@ -119,11 +138,18 @@ static const char two_segments[] =
 	"        \"state\": \"inactive\",\n"
 	"        \"frames\": []\n"
 	"      }\n"
+	"    ],\n"
+	"    \"frames\": [\n"
+	"      {\n"
+	"        \"name\": \"truncate\",\n"
+	"        \"filename\": \"/mnt/tensors/device0/t\",\n"
+	"        \"line\": 0\n"
+	"      }\n"
 	"    ]\n"
 	"  }\n"
 	"]\n";
 
-static void two_segments_print_in_upstream_key_order(void **state)
+static void two_segments_print_in_upstream_key_order_with_their_frames(void **state)
 {
 	(void)state;
 	struct npa_snapshot snap = { .nsegments = 2, .segments = segments };
@@ -172,7 +198,7 @@ static void enomem_at_any_point_is_reported_and_leaks_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(two_segments_print_in_upstream_key_order),
+		cmocka_unit_test(two_segments_print_in_upstream_key_order_with_their_frames),
 		cmocka_unit_test(no_segments_is_an_empty_list),
 		cmocka_unit_test_teardown(
 			enomem_at_any_point_is_reported_and_leaks_nothing,

@@ -5,14 +5,6 @@
 # across a swap back to caching.
 . "$(dirname "$0")/../plugin/plugin_lib.sh"
 
-wait_state() {
-	for _ in $(seq 200); do
-		grep -q "^state: $1$" "$MNT/workload/replay" && return 0
-		sleep 0.05
-	done
-	fail "replay never reached state $1: $(cat "$MNT/workload/replay")"
-}
-
 # stat KEY FILE: a value of an allocators/ or stats/ file.
 stat_in() { awk -v k="$1" '$1 == k { print $2 }' "$MNT/$2"; }
 
