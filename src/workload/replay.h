@@ -113,8 +113,8 @@ enum wl_op {
 	WL_UNPIN,
 	WL_COPY,
 	WL_HOST_EMPTY_CACHE,
-	WL_NOPS,   /* the count, not an op */
 };
+#define WL_NOPS (WL_HOST_EMPTY_CACHE + 1)
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
 #define WL_NO_POOL UINT32_MAX

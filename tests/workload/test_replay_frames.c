@@ -99,7 +99,8 @@ static void op_names_are_the_trace_commands(void **state)
 		"alloc", "free", "record_stream", "erase_stream", "sync", "empty_cache",
 		"reset_peak", "reset_accumulated", "fraction", "capture_begin",
 		"capture_end", "graph_replay", "graph_reset", "mempool_create",
-		"mempool_begin", "mempool_end", "mempool_release",
+		"mempool_begin", "mempool_end", "mempool_release", "complete", "launch_op",
+		"pin", "unpin", "copy", "host_empty_cache",
 	};
 
 	(void)state;
