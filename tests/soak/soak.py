@@ -172,7 +172,9 @@ def trace_reader():
     try:
         while not stop.is_set():
             chunk = os.read(fd, 1 << 16)
-            if not chunk:
+            if not chunk:  # a pipe gives no end of file; this would be a bug
+                counts.fail("trace/device0 gave end of file to a blocking read")
+                time.sleep(0.1)
                 continue
             lines = (tail + chunk).split(b"\n")
             tail = lines.pop()
