@@ -85,6 +85,12 @@ typedef struct aclrtMemLocation {
 	aclrtMemLocationType type;
 } aclrtMemLocation;
 
+typedef struct aclrtPtrAttributes {
+	aclrtMemLocation location;
+	uint32_t pageSize;
+	uint32_t rsv[4];
+} aclrtPtrAttributes;
+
 typedef enum aclrtMemAllocationType {
 	ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
 } aclrtMemAllocationType;
@@ -121,6 +127,19 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 					     size_t *total);
+/*
+ * What an address is. Only memory held now is a block: a live aclrtMalloc
+ * block, a mapped range of a reservation, an aclrtMallocHost block.
+ * aclrtPointerGetAttributes gives the device (type
+ * ACL_MEM_LOCATION_TYPE_DEVICE, id the device), or ACL_MEM_LOCATION_TYPE_HOST
+ * for host memory and any address outside the devices' memory; a device
+ * address that no live block holds (freed with aclrtFree, an unmapped page)
+ * is ACL_ERROR_INVALID_PARAM. aclrtMemGetAddressRange gives the start and
+ * size of the block or mapping holding ptr (ACL_ERROR_INVALID_PARAM for none).
+ */
+ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr,
+						       aclrtPtrAttributes *attributes);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize);
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax,
 					 const void *src, size_t count,
 					 aclrtMemcpyKind kind);

@@ -434,6 +434,43 @@ static int refuse_foreign(struct npl *a, struct npl_block *nb, char *err, size_t
 	return -EFAULT;
 }
 
+/*
+ * Whether [ptr, ptr + size) is device memory the runtime holds now, of
+ * `device`, in blocks or mappings that follow one another. A pointer the
+ * plug-in already gave back with aclrtFree would make a tensor whose every
+ * copy the runtime refuses. Host memory passes here: the runtime itself
+ * refuses its copies, and the log says why (tensor_store.c).
+ */
+static bool live_device_memory(void *ptr, size_t size, int device, char *why, size_t whylen)
+{
+	aclrtPtrAttributes attr;
+	char *p = ptr, *end = p + size;
+
+	if (aclrtPointerGetAttributes(ptr, &attr) != ACL_SUCCESS) {
+		snprintf(why, whylen, "device memory no live block holds (freed or unmapped)");
+		return false;
+	}
+	if (attr.location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
+		return true;
+	if (attr.location.id != (uint32_t)device) {
+		snprintf(why, whylen, "memory of device %u, not of device %d",
+			 attr.location.id, device);
+		return false;
+	}
+	while (p < end) {
+		void *base;
+		size_t len;
+
+		if (aclrtMemGetAddressRange(p, &base, &len) != ACL_SUCCESS) {
+			snprintf(why, whylen, "only its first %zu bytes are live device memory",
+				 (size_t)(p - (char *)ptr));
+			return false;
+		}
+		p = (char *)base + len;
+	}
+	return true;
+}
+
 static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
 			    size_t errlen)
 {
@@ -447,6 +484,14 @@ static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
 			 "aligned: given back, allocation refused",
 			 a->plugin->alloc_name, nb->ptr, nb->size, NPL_ALIGNMENT);
 		return refuse(a, nb, &a->guard.refused_unaligned, -EFAULT);
+	}
+	char why[96];
+	if (!live_device_memory(nb->ptr, nb->size, nb->device, why, sizeof(why))) {
+		snprintf(err, errlen,
+			 "plug-in %s returned %p for %zu bytes on device %d, %s: given "
+			 "back, allocation refused",
+			 a->plugin->alloc_name, nb->ptr, nb->size, nb->device, why);
+		return refuse(a, nb, &a->guard.refused_not_device, -EFAULT);
 	}
 	pthread_mutex_lock(&a->lock);
 	struct npl_block *old = find_overlap(a, nb);

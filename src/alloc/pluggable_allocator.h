@@ -40,6 +40,8 @@ struct npl_guard_counts {
 	uint64_t refused_unaligned; /* allocations given back: unaligned */
 	uint64_t refused_overlap;   /* allocations refused: overlapping a live block,
 				     * its own or (not given back) another allocator's */
+	uint64_t refused_not_device; /* allocations given back: not live device
+				      * memory of the device (freed, host, unknown) */
 	uint64_t null_returns;      /* allocations the plug-in could not make */
 	uint64_t live_blocks;       /* all devices */
 	uint64_t live_bytes;

@@ -42,9 +42,10 @@ static void allocator(struct sbuf *out, const struct sw_info *a)
 		    (unsigned long long)a->live_bytes);
 	if (a->kind == SW_PLUGIN)
 		sbuf_printf(out, "  refused_unaligned %llu\n  refused_overlap %llu\n"
-			    "  null_returns %llu\n",
+			    "  refused_not_device %llu\n  null_returns %llu\n",
 			    (unsigned long long)a->guard.refused_unaligned,
 			    (unsigned long long)a->guard.refused_overlap,
+			    (unsigned long long)a->guard.refused_not_device,
 			    (unsigned long long)a->guard.null_returns);
 }
 

@@ -206,6 +206,25 @@ int npusim_host_counters(struct npusim_host_counters *out)
 }
 
 /* Pinned blocks are few (the caching allocators hold them): a walk will do. */
+/* The aclrtMallocHost block holding p: its start and size as mapped. */
+bool sim_host_block_at(const void *p, char **base, uint64_t *size)
+{
+	struct sim_host_block *b, *tmp;
+	bool in = false;
+
+	pthread_mutex_lock(&sim.host.lock);
+	HASH_ITER(hh, sim.host.blocks, b, tmp) {
+		if ((const char *)p >= b->ptr && (const char *)p < b->ptr + b->size) {
+			*base = b->ptr;
+			*size = b->size;
+			in = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sim.host.lock);
+	return in;
+}
+
 bool npusim_host_range_pinned(const void *ptr, size_t size)
 {
 	struct sim_host_block *b, *tmp;

@@ -130,6 +130,11 @@ bool sim_vm_range_mapped(const void *p, size_t n);
 aclError sim_copy_check(void *dst, size_t destMax, const void *src, size_t count,
 			aclrtMemcpyKind kind);
 int sim_vm_device_of(const void *p);
+/* What holds p: a mapping (device -1 for host pages; *reserved: p lies in
+ * a reservation), a pinned host block. */
+bool sim_vm_mapping_at(const void *p, char **base, uint64_t *size, int *device,
+		       bool *reserved);
+bool sim_host_block_at(const void *p, char **base, uint64_t *size);
 
 void sim_account_alloc(struct sim_device *d, uint64_t bytes);
 /* host.c: bring the host memory up and down; charge host bytes (under host.lock). */

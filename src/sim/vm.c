@@ -258,6 +258,28 @@ bool sim_vm_range_mapped(const void *p, size_t n)
 	return m != NULL && m->phys->device >= 0;
 }
 
+/* The mapping holding p: its start, size and device (-1: host pages);
+ * *reserved tells whether a reservation holds p, mapped or not. */
+bool sim_vm_mapping_at(const void *p, char **base, uint64_t *size, int *device,
+		       bool *reserved)
+{
+	struct vm_reservation *r;
+	struct vm_mapping *m = NULL;
+
+	pthread_mutex_lock(&sim.vm_lock);
+	r = reservation_holding(p);
+	*reserved = r != NULL;
+	if (r)
+		m = mapping_holding(r, p);
+	if (m) {
+		*base = m->addr;
+		*size = m->size;
+		*device = m->phys->device;
+	}
+	pthread_mutex_unlock(&sim.vm_lock);
+	return m != NULL;
+}
+
 int sim_vm_device_of(const void *p)
 {
 	struct vm_reservation *r;

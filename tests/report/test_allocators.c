@@ -44,6 +44,7 @@ static struct sw_info arena(bool current, uint64_t blocks, uint64_t bytes)
 	strcpy(a.hooks[1].fn, "arena_reset");
 	a.nhooks = 2;
 	a.guard.refused_unaligned = 3;
+	a.guard.refused_not_device = 6;
 	a.guard.refused_overlap = 4;
 	a.guard.null_returns = 5;
 	return a;
@@ -89,6 +90,7 @@ static void a_plugin_shows_its_functions_hooks_load_time_and_guard_counts(void *
 		"  live_bytes 1000\n"
 		"  refused_unaligned 3\n"
 		"  refused_overlap 4\n"
+		"  refused_not_device 6\n"
 		"  null_returns 5\n"
 		"retired caching\n"
 		"  since 2024-05-01T12:00:00Z\n"
