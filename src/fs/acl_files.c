@@ -38,7 +38,7 @@ static int stream_index(struct nmfs *d, int device, aclrtStream s)
 static void registration_line(struct nmfs *d, const struct op_registration *r,
 			      struct sbuf *out)
 {
-	char owner[32], sname[8] = "-";
+	char owner[32], sname[12] = "-";
 	int s = stream_index(d, r->device, r->stream);
 
 	if (s > 0)
