@@ -41,14 +41,18 @@ for t in json.load(sys.stdin)["tests"]:
 
 run npumem-replay "" "$build/bin/npumem-replay" --format stats "$src/contrib/traces/training.trace"
 
-# One daemon session: mount, allocate, read every view, unmount.
+# One daemon session: mount, allocate, pin and copy, read every view, unmount.
 if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then
 	mnt=$(mktemp -d)
 	"${vg[@]}" "$build/bin/npumemfs" -f "$mnt" >/tmp/memcheck.$$.daemon 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
 	truncate -s 64M "$mnt/tensors/device0/t"
-	cat "$mnt"/stats/* "$mnt"/summary/* "$mnt"/snapshot/* >/dev/null
+	truncate -s 40960 "$mnt/pinned/p" "$mnt/tensors/device0/stream1/d"
+	echo "pinned/p tensors/device0/stream1/d" >"$mnt/ctl/copy"
+	rm "$mnt/pinned/p"
+	cat "$mnt"/stats/* "$mnt"/summary/* "$mnt"/snapshot/* "$mnt"/host/* "$mnt"/pools/host \
+		"$mnt"/metrics/* >/dev/null
 	fusermount3 -u "$mnt"
 	if wait "$pid"; then passed=$((passed + 1)); else
 		failed=$((failed + 1)); echo "FAIL: npumemfs session"; tail -40 /tmp/memcheck.$$.daemon
