@@ -82,16 +82,16 @@ expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "returned NULL" "l
 # n2, so it is refused and not given back (its free would free n2).
 use "$PLUGIN_DIR/faulty.so faulty_overlap_alloc faulty_free"
 expect_fail "truncate -s 8192 '$MNT/tensors/device0/o1'" "Bad address"
-expect_contains "$(tail -1 "$MNT/log")" "inside memory of plugin2: not given back" \
+expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "inside memory of plugin2: not given back" \
 	"log after a pointer into another plug-in's block"
 expect_eq "$(cat "$MNT/tensors/device0/n2" | wc -c)" 4096 "n2 still readable"
 rm "$MNT/tensors/device0/n1" "$MNT/tensors/device0/n2"
 truncate -s 8192 "$MNT/tensors/device0/o1"
 expect_fail "truncate -s 8192 '$MNT/tensors/device0/o2'" "Bad address"
-expect_contains "$(tail -1 "$MNT/log")" "overlapping live block" "log after an overlap"
+expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "overlapping live block" "log after an overlap"
 use "$PLUGIN_DIR/faulty.so faulty_unaligned_alloc faulty_free"
 expect_fail "truncate -s 8192 '$MNT/tensors/device0/u1'" "Bad address"
-expect_contains "$(tail -1 "$MNT/log")" "not 512-byte aligned" "log after a bad pointer"
+expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "not 512-byte aligned" "log after a bad pointer"
 
 rm -f "$MNT"/tensors/device0/*
 expect_eq "$(value memory_allocated 0)" 0 "nothing live (current plug-in)"
