@@ -39,6 +39,7 @@ struct fh {
 	bool judged;             /* a write was accepted or refused: one per open */
 	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
 	LIST_ENTRY(fh) link;     /* in nmfs.open_files */
+	bool listed;             /* in it: once opened whole (hand_out) */
 };
 
 static struct nmfs *daemon_ctx(void)
@@ -296,15 +297,12 @@ static int render(struct nmfs *d, struct fh *fh)
 	return render_into(d, &fh->t, &fh->out, &fh->made);
 }
 
-static struct fh *fh_new(struct nmfs *d, const struct target *t)
+static struct fh *fh_new(const struct target *t)
 {
 	struct fh *fh = calloc(1, sizeof(*fh));
 
 	if (!fh)
 		return NULL;
-	pthread_mutex_lock(&d->open_files_lock);
-	LIST_INSERT_HEAD(&d->open_files, fh, link);
-	pthread_mutex_unlock(&d->open_files_lock);
 	fh->t = *t;
 	fh->pid = fuse_get_context()->pid;
 	pthread_mutex_init(&fh->lock, NULL);
@@ -315,7 +313,8 @@ static struct fh *fh_new(struct nmfs *d, const struct target *t)
 static void fh_free(struct nmfs *d, struct fh *fh)
 {
 	pthread_mutex_lock(&d->open_files_lock);
-	LIST_REMOVE(fh, link);
+	if (fh->listed)
+		LIST_REMOVE(fh, link);
 	pthread_mutex_unlock(&d->open_files_lock);
 	sbuf_release(&fh->out);
 	if (fh->pipe)
@@ -401,8 +400,14 @@ static int open_node(struct nmfs *d, struct fh *fh, int flags)
 /* Every file reads and writes around the page cache: its text moves.
  * The trace pipe stays seekable so that head can give back what it read
  * past its last line (trace_pipe.h). */
-static int hand_out(struct fuse_file_info *fi, struct fh *fh)
+static int hand_out(struct nmfs *d, struct fuse_file_info *fi, struct fh *fh)
 {
+	/* Listed only now: a stat by another thread reads a listed handle's
+	 * fields, which open_node has finished writing. */
+	pthread_mutex_lock(&d->open_files_lock);
+	LIST_INSERT_HEAD(&d->open_files, fh, link);
+	fh->listed = true;
+	pthread_mutex_unlock(&d->open_files_lock);
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	return 0;
@@ -416,7 +421,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 
 	if (rc)
 		return rc;
-	struct fh *fh = fh_new(d, &t);
+	struct fh *fh = fh_new(&t);
 	if (!fh)
 		return -ENOMEM;
 	rc = open_node(d, fh, fi->flags);
@@ -424,7 +429,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		fh_free(d, fh);
 		return rc;
 	}
-	return hand_out(fi, fh);
+	return hand_out(d, fi, fh);
 }
 
 /* A name a listing, a log line or a terminal would show garbled. */
@@ -458,12 +463,12 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	origin_leave(&o);
 	if (rc)
 		return rc;
-	struct fh *fh = fh_new(d, &t);
+	struct fh *fh = fh_new(&t);
 	if (!fh) {
 		t.node->data->unlink(d, &t);
 		return -ENOMEM;
 	}
-	return hand_out(fi, fh);
+	return hand_out(d, fi, fh);
 }
 
 static int read_text(struct nmfs *d, struct fh *fh, char *buf, size_t size,
