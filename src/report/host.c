@@ -15,31 +15,20 @@
 #include "report.h"
 
 #include "json_sbuf.h"
+#include "stat_keys.h"
 
-#define HOST_KEY_LEN 48
-
-struct host_kv {
-	char key[HOST_KEY_LEN];
-	int64_t value;
-};
-
-static size_t put(struct host_kv *kv, size_t n, const char *stat, const char *field,
+static size_t put(struct stat_kv *kv, size_t n, const char *stat, const char *field,
 		  int64_t value)
 {
 	if (field != NULL)
-		snprintf(kv[n].key, HOST_KEY_LEN, "%s.%s", stat, field);
+		snprintf(kv[n].key, STAT_KEY_LEN, "%s.%s", stat, field);
 	else
-		snprintf(kv[n].key, HOST_KEY_LEN, "%s", stat);
+		snprintf(kv[n].key, STAT_KEY_LEN, "%s", stat);
 	kv[n].value = value;
 	return n + 1;
 }
 
-static int by_key(const void *a, const void *b)
-{
-	return strcmp(((const struct host_kv *)a)->key, ((const struct host_kv *)b)->key);
-}
-
-static size_t collect(struct host_kv *kv, const struct npa_host_stats *s)
+static size_t collect(struct stat_kv *kv, const struct npa_host_stats *s)
 {
 	size_t n = 0;
 
@@ -61,7 +50,7 @@ static size_t collect(struct host_kv *kv, const struct npa_host_stats *s)
 #define NPA_X(name) n = put(kv, n, #name, NULL, s->name);
 	NPA_HOST_SCALARS(NPA_X)
 #undef NPA_X
-	qsort(kv, n, sizeof(*kv), by_key);
+	stat_keys_sort(kv, n);
 	return n;
 }
 
@@ -69,44 +58,16 @@ static size_t collect(struct host_kv *kv, const struct npa_host_stats *s)
 
 int report_host_stats_flat(struct sbuf *out, const struct npa_host_stats *s)
 {
-	struct host_kv kv[HOST_KEYS];
-	size_t n = collect(kv, s);
+	struct stat_kv kv[HOST_KEYS];
 
-	for (size_t i = 0; i < n; i++)
-		sbuf_printf(out, "%s %lld\n", kv[i].key, (long long)kv[i].value);
-	return out->error;
-}
-
-/* {"a": {"b": v}} for "a.b", {"a": v} for "a". */
-static int set_nested(json_t *root, const struct host_kv *kv)
-{
-	char stat[HOST_KEY_LEN];
-	const char *dot = strchr(kv->key, '.');
-	json_t *obj;
-
-	if (dot == NULL)
-		return json_object_set_new(root, kv->key, json_integer(kv->value)) ? -ENOMEM : 0;
-	memcpy(stat, kv->key, (size_t)(dot - kv->key));
-	stat[dot - kv->key] = '\0';
-	obj = json_object_get(root, stat);
-	if (obj == NULL && json_object_set_new(root, stat, obj = json_object()) != 0)
-		return -ENOMEM;
-	return json_object_set_new(obj, dot + 1, json_integer(kv->value)) ? -ENOMEM : 0;
+	return stat_kv_flat(out, kv, collect(kv, s));
 }
 
 int report_host_stats_json(struct sbuf *out, const struct npa_host_stats *s)
 {
-	struct host_kv kv[HOST_KEYS];
-	size_t n = collect(kv, s);
-	json_t *root = json_object();
-	int rc = root == NULL ? -ENOMEM : 0;
+	struct stat_kv kv[HOST_KEYS];
 
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = set_nested(root, &kv[i]);
-	if (rc == 0)
-		rc = json_to_sbuf(out, root, REPORT_JSON_FLAGS | JSON_SORT_KEYS);
-	json_decref(root);
-	return rc;
+	return stat_kv_json(out, kv, collect(kv, s));
 }
 
 static void put_streams(struct sbuf *out, const struct npa_host_block_info *b)

@@ -45,4 +45,10 @@ size_t stat_keys_collect(struct stat_kv *out, const struct npa_stats *s,
 /* Sorts by key in byte order, as Python sorts memory_stats(). */
 void stat_keys_sort(struct stat_kv *kv, size_t n);
 
+struct sbuf;
+/* "key value" lines in the order given (stats_flat.c). */
+int stat_kv_flat(struct sbuf *out, const struct stat_kv *kv, size_t n);
+/* Flat "a.b" keys as nested JSON objects, keys sorted (stats_json.c). */
+int stat_kv_json(struct sbuf *out, const struct stat_kv *kv, size_t n);
+
 #endif /* NPUREPORT_STAT_KEYS_H */

@@ -44,11 +44,8 @@ static int set_nested(json_t *root, const struct stat_kv *kv)
 	return 0;
 }
 
-int report_stats_json(struct sbuf *out, const struct npa_stats *s,
-		      const struct npa_flavor *fl)
+int stat_kv_json(struct sbuf *out, const struct stat_kv *kv, size_t n)
 {
-	struct stat_kv kv[STAT_KEYS_MAX];
-	size_t n = stat_keys_collect(kv, s, fl);
 	json_t *root = json_object();
 	int rc = root == NULL ? -ENOMEM : 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
@@ -57,4 +54,12 @@ int report_stats_json(struct sbuf *out, const struct npa_stats *s,
 		rc = json_to_sbuf(out, root, REPORT_JSON_FLAGS | JSON_SORT_KEYS);
 	json_decref(root);
 	return rc;
+}
+
+int report_stats_json(struct sbuf *out, const struct npa_stats *s,
+		      const struct npa_flavor *fl)
+{
+	struct stat_kv kv[STAT_KEYS_MAX];
+
+	return stat_kv_json(out, kv, stat_keys_collect(kv, s, fl));
 }
