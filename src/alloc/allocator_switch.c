@@ -68,6 +68,7 @@ void sw_destroy(struct sw *sw)
 		HASH_DEL(sw->owners, o);
 		free(o);
 	}
+	sw_unload_dropped(sw);
 	while (sw->plugins) {
 		struct sw_entry *e = sw->plugins;
 		sw->plugins = e->next;
@@ -91,7 +92,7 @@ void sw_pin(struct sw_entry *e)
 struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e)
 {
 	e->busy--;
-	if (e->kind != SW_PLUGIN || e == sw->current || e->busy || e->live_blocks)
+	if (e->kind != SW_PLUGIN || e == sw->current || e->busy || e->live_blocks || e->kept)
 		return NULL;
 	for (struct sw_entry **pp = &sw->plugins; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
@@ -117,12 +118,40 @@ void sw_reap(struct sw *sw, struct sw_entry *e)
 	free(e);
 }
 
+/* Lock held. The entries a deleted MemPool let go of, to unload. */
+static struct sw_entry *take_unloading(struct sw *sw)
+{
+	struct sw_entry *later = sw->unloading;
+
+	sw->unloading = NULL;
+	return later;
+}
+
+static void reap_list(struct sw *sw, struct sw_entry *e)
+{
+	while (e) {
+		struct sw_entry *next = e->next;
+		sw_reap(sw, e);
+		e = next;
+	}
+}
+
 void sw_release(struct sw *sw, struct sw_entry *e)
 {
 	pthread_mutex_lock(&sw->lock);
 	struct sw_entry *gone = sw_unpin(sw, e);
+	struct sw_entry *later = take_unloading(sw);
 	pthread_mutex_unlock(&sw->lock);
 	sw_reap(sw, gone);
+	reap_list(sw, later);
+}
+
+void sw_unload_dropped(struct sw *sw)
+{
+	pthread_mutex_lock(&sw->lock);
+	struct sw_entry *later = take_unloading(sw);
+	pthread_mutex_unlock(&sw->lock);
+	reap_list(sw, later);
 }
 
 struct sw_entry *sw_pin_current(struct sw *sw)
@@ -136,10 +165,14 @@ struct sw_entry *sw_pin_current(struct sw *sw)
 
 static void make_current(struct sw *sw, struct sw_entry *e);
 
+static void note_lender_faults(struct sw *sw);
+
 void sw_note_fault(struct sw *sw, struct sw_entry *e)
 {
 	char what[PATH_MAX + 512];
 
+	if (e->kind == SW_CACHING)
+		note_lender_faults(sw);
 	if (e->kind != SW_PLUGIN || !npl_fault(e->npl, what, sizeof(what)))
 		return;
 	pthread_mutex_lock(&sw->swap_lock);
@@ -153,6 +186,28 @@ void sw_note_fault(struct sw *sw, struct sw_entry *e)
 	pthread_mutex_unlock(&sw->swap_lock);
 	if (first && sw->on_fault)
 		sw->on_fault(sw->ctx, e->name, what);
+}
+
+/* A MemPool's plug-in faults inside the caching allocator's malloc: told
+ * here, once, as any plug-in's fault. */
+static void note_lender_faults(struct sw *sw)
+{
+	for (;;) {
+		struct sw_entry *found = NULL;
+		char what[8];
+
+		pthread_mutex_lock(&sw->lock);
+		for (struct sw_entry *p = sw->plugins; p && !found; p = p->next)
+			if (!p->fault_told && npl_fault(p->npl, what, sizeof(what)))
+				found = p;
+		if (found)
+			sw_pin(found);
+		pthread_mutex_unlock(&sw->lock);
+		if (!found)
+			return;
+		sw_note_fault(sw, found);
+		sw_release(sw, found);
+	}
 }
 
 static int entry_malloc(struct sw *sw, struct sw_entry *e, int device,
@@ -356,20 +411,25 @@ int sw_erase_stream(struct sw *sw, void *ptr, aclrtStream stream)
 }
 
 /* Make `e` current; the one it replaces is unloaded if nothing holds it. */
+/* Lock held. A new plug-in gets the next id and goes last. */
+static void add_plugin(struct sw *sw, struct sw_entry *e)
+{
+	e->id = ++sw->last_id;
+	snprintf(e->name, sizeof(e->name), "plugin%u", e->id);
+	struct sw_entry **pp = &sw->plugins;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = e;
+}
+
 static void make_current(struct sw *sw, struct sw_entry *e)
 {
 	pthread_mutex_lock(&sw->lock);
 	struct sw_entry *old = sw->current;
-	if (e->kind == SW_PLUGIN) {
-		e->id = ++sw->last_id;
-		snprintf(e->name, sizeof(e->name), "plugin%u", e->id);
-		struct sw_entry **pp = &sw->plugins;
-		while (*pp)
-			pp = &(*pp)->next;
-		*pp = e;
-	} else {
+	if (e->kind == SW_PLUGIN && e->id == 0)
+		add_plugin(sw, e);
+	else if (e->kind == SW_CACHING)
 		e->since = time(NULL);
-	}
 	sw->current = e;
 	sw_pin(old);
 	struct sw_entry *gone = sw_unpin(sw, old);
@@ -386,12 +446,20 @@ static bool foreign_memory(void *arg, const struct npl *self, int device, const 
 			   size_t size, char *owner, size_t ownerlen)
 {
 	struct sw *sw = arg;
-	bool found = false;
 
 	if (npa_range_reserved(sw->npa, device, ptr, size)) {
 		snprintf(owner, ownerlen, "the caching allocator");
 		return true;
 	}
+	return sw_plugin_owner(sw, self, device, ptr, size, owner, ownerlen);
+}
+
+bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const void *ptr,
+		     size_t size, char *owner, size_t ownerlen)
+{
+	bool found = false;
+
+	(void)device;
 	pthread_mutex_lock(&sw->lock);
 	for (struct sw_entry *e = sw->plugins; e != NULL && !found; e = e->next) {
 		if (e->npl == self || !npl_range_live(e->npl, ptr, size))
@@ -431,7 +499,9 @@ static void plugin_warning(void *arg, const struct npl *self, const char *text)
 		sw->on_warn(sw->ctx, name, text);
 }
 
-int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
+/* Swap lock held. A plug-in entry for `spec`, not yet listed. */
+static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, char *err,
+		       size_t errlen)
 {
 	struct plugin *p = NULL;
 	struct sw_entry *e = calloc(1, sizeof(*e));
@@ -440,17 +510,11 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 		snprintf(err, errlen, "out of host memory");
 		return -ENOMEM;
 	}
-	/* One load at a time, so ids follow the order of the writes. */
-	pthread_mutex_lock(&sw->swap_lock);
-	int rc = refuse_while_routing(sw, err, errlen);
-
-	if (!rc)
-		rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count, &p,
-				 err, errlen);
+	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count, &p, err,
+			     errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {
-		pthread_mutex_unlock(&sw->swap_lock);
 		free(e);
 		return rc;
 	}
@@ -458,9 +522,61 @@ int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
 	e->since = p->loaded_at;
 	npl_set_foreign_check(e->npl, foreign_memory, sw);
 	npl_set_warn(e->npl, plugin_warning, sw);
-	make_current(sw, e);
-	pthread_mutex_unlock(&sw->swap_lock);
+	*out = e;
 	return 0;
+}
+
+int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
+{
+	struct sw_entry *e = NULL;
+
+	/* One load at a time, so ids follow the order of the writes. */
+	pthread_mutex_lock(&sw->swap_lock);
+	int rc = refuse_while_routing(sw, err, errlen);
+	if (!rc)
+		rc = open_plugin(sw, spec, &e, err, errlen);
+	if (!rc)
+		make_current(sw, e);
+	pthread_mutex_unlock(&sw->swap_lock);
+	return rc;
+}
+
+/* NPUPluggableAllocator(...) without change_current_allocator. */
+static int load_plugin(struct sw *sw, const char *spec, char *err, size_t errlen)
+{
+	struct sw_entry *e = NULL;
+
+	pthread_mutex_lock(&sw->swap_lock);
+	int rc = open_plugin(sw, spec, &e, err, errlen);
+	if (!rc) {
+		pthread_mutex_lock(&sw->lock);
+		e->kept = true;
+		add_plugin(sw, e);
+		pthread_mutex_unlock(&sw->lock);
+	}
+	pthread_mutex_unlock(&sw->swap_lock);
+	return rc;
+}
+
+/* The load's keep ends; the plug-in goes once nothing else holds it. */
+static int unload_plugin(struct sw *sw, const char *name, char *err, size_t errlen)
+{
+	struct sw_entry *e = sw_hold(sw, name);
+	bool kept = false;
+
+	if (e) {
+		pthread_mutex_lock(&sw->lock);
+		kept = e->kept;
+		e->kept = false;
+		pthread_mutex_unlock(&sw->lock);
+		sw_release(sw, e);
+	}
+	if (!e)
+		snprintf(err, errlen, "no loaded plug-in %s", name);
+	else if (!kept)
+		snprintf(err, errlen, "%s was not loaded with load (it was made current); "
+			 "it goes when it is no longer current and owns no block", name);
+	return !e ? -ENOENT : kept ? 0 : -EINVAL;
 }
 
 void sw_set_caching(struct sw *sw)
@@ -494,14 +610,33 @@ struct npa_host *sw_host(struct sw *sw)
 	return npa_host_of(sw->npa);
 }
 
+/* The word at s (n bytes) is `w`. */
+static bool word_is(const char *s, size_t n, const char *w)
+{
+	return n == strlen(w) && strncmp(s, w, n) == 0;
+}
+
 int sw_write(struct sw *sw, const char *line, char *err, size_t errlen)
 {
 	const char *s = line + strspn(line, " \t");
 	size_t n = strcspn(s, " \t\r\n");
+	const char *rest = s + n + strspn(s + n, " \t\r\n");
 
-	if (n == 7 && !strncmp(s, "caching", 7) && !s[n + strspn(s + n, " \t\r\n")]) {
+	if (word_is(s, n, "caching") && !*rest) {
 		sw_set_caching(sw);
 		return 0;
+	}
+	if (word_is(s, n, "load"))
+		return load_plugin(sw, rest, err, errlen);
+	if (word_is(s, n, "unload")) {
+		char name[32];
+		size_t k = strcspn(rest, " \t\r\n");
+		if (k == 0 || k >= sizeof(name) || rest[k + strspn(rest + k, " \t\r\n")]) {
+			snprintf(err, errlen, "unload takes one name, pluginK");
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)k, rest);
+		return unload_plugin(sw, name, err, errlen);
 	}
 	return sw_set_plugin(sw, line, err, errlen);
 }

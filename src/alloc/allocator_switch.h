@@ -71,6 +71,8 @@ struct sw_info {
 	struct sw_hook hooks[PLUGIN_NHOOKS]; /* the ones given, in hook order */
 	size_t nhooks;
 	time_t since;            /* loaded, or made current for caching */
+	bool kept;               /* loaded with "load", not yet unloaded */
+	unsigned mempools;       /* MemPools whose allocator it is */
 	uint64_t live_blocks;    /* allocations made through the switch */
 	uint64_t live_bytes;
 	struct npl_guard_counts guard; /* plug-in only */
@@ -117,8 +119,25 @@ int sw_malloc_from(struct sw *sw, struct sw_entry *e, int device, size_t size,
 size_t sw_block_size(struct sw *sw, const void *ptr);
 
 /*
- * A line written to ctl/allocator: "caching" or a plug-in spec. On error
- * nothing changes and the reason is in err (see plugin_open for errnos).
+ * Plug-in `name` ("pluginK", loaded) as the segment source of a MemPool
+ * (torch.npu.MemPool(allocator=...)): held until the caching allocator
+ * deletes the pool. A caller whose npa_mempool_create_from fails calls
+ * the source's drop itself. -ENOENT for no such plug-in, -EINVAL for
+ * "caching" or a plug-in that faulted.
+ */
+struct npa_segment_source;
+int sw_mempool_source(struct sw *sw, const char *name, struct npa_segment_source *out,
+		      char *err, size_t errlen);
+/* Unload now the plug-ins whose last MemPool the caching allocator
+ * deleted (it cannot unload them itself; any later call would). */
+void sw_unload_dropped(struct sw *sw);
+
+/*
+ * A line written to ctl/allocator: "caching", a plug-in spec (made
+ * current), "load SPEC" (loaded beside the current allocator, as
+ * NPUPluggableAllocator(...) makes one without change_current_allocator,
+ * and kept until "unload pluginK"), or "unload pluginK". On error nothing
+ * changes and the reason is in err (see plugin_open for errnos).
  */
 int sw_write(struct sw *sw, const char *line, char *err, size_t errlen);
 int sw_set_plugin(struct sw *sw, const char *spec, char *err, size_t errlen);

@@ -22,6 +22,8 @@ struct sw_entry {
 	uint64_t live_bytes;
 	unsigned busy;            /* calls running on it outside the lock */
 	bool fault_told;          /* its fault was reported and it was retired */
+	bool kept;                /* loaded with "load", pinned until "unload" */
+	unsigned mempools;        /* MemPools whose allocator it is (each a pin) */
 	struct sw_entry *next;    /* plug-ins, oldest first */
 };
 
@@ -39,7 +41,8 @@ struct sw {
 	void *ctx;
 	struct sw_entry caching;
 	struct sw_entry *current;
-	struct sw_entry *plugins;  /* current and retired plug-ins */
+	struct sw_entry *plugins;  /* current, loaded and retired plug-ins */
+	struct sw_entry *unloading; /* unlinked where they could not be unloaded */
 	struct sw_owner *owners;   /* ptr -> entry */
 	unsigned last_id;
 	uint64_t refused_frees;
@@ -51,6 +54,10 @@ struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
 void sw_reap(struct sw *sw, struct sw_entry *e);               /* no lock */
 void sw_release(struct sw *sw, struct sw_entry *e);            /* no lock */
 struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
+/* Whether a live block of a plug-in other than `self` (retired ones
+ * included) shares a byte with [ptr, ptr + size); its name in owner. */
+bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const void *ptr,
+		     size_t size, char *owner, size_t ownerlen);
 /* After a call on `e`: a plug-in that faulted stops being current, once. */
 void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
 

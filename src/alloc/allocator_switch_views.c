@@ -199,6 +199,8 @@ static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 	info->id = e->id;
 	info->kind = e->kind;
 	info->current = e == sw->current;
+	info->kept = e->kept;
+	info->mempools = e->mempools;
 	snprintf(info->name, sizeof(info->name), "%s", e->name);
 	info->since = e->since;
 	info->live_blocks = e->live_blocks;

@@ -198,17 +198,6 @@ int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 	return 0;
 }
 
-/* The last segment starting before `end`: the only one that can reach `lo`. */
-static bool segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
-{
-	struct npa_segment key = { .ptr = (char *)end };
-	struct npa_segment *s = RB_NFIND(npa_segment_tree, &dev->segments, &key);
-
-	s = s != NULL ? RB_PREV(npa_segment_tree, &dev->segments, s)
-		      : RB_MAX(npa_segment_tree, &dev->segments);
-	return s != NULL && (uintptr_t)s->ptr + s->size > lo;
-}
-
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
 {
 	struct npa_device *dev = device_of(a, device);
@@ -216,9 +205,17 @@ bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
 	if (dev == NULL || size == 0)
 		return false;
 	npa_lock_acquire(&dev->lock);
-	bool reserved = segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
+	bool reserved = npa_device_segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
 	npa_lock_release(&dev->lock);
 	return reserved;
+}
+
+bool npa_range_reserved_held(struct npa *a, int device, const void *ptr, size_t size)
+{
+	struct npa_device *dev = device_of(a, device);
+
+	return dev != NULL && size != 0 &&
+	       npa_device_segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
 }
 
 int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n)

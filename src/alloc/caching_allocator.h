@@ -86,6 +86,9 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream);
 /* Whether [ptr, ptr + size) overlaps a segment the allocator holds on `device`. */
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size);
+/* The same from a MemPool's segment source, which runs with the device's
+ * lock held (mempool.h): taking it again would deadlock. */
+bool npa_range_reserved_held(struct npa *a, int device, const void *ptr, size_t size);
 /* The segments of `device`, in address order; free(*out). */
 int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n);
 /* Size of the block behind a live pointer (0 if unknown). */

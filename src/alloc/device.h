@@ -194,6 +194,8 @@ int npa_device_mem_info(int device, size_t *free, size_t *total);
 int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_retry,
 		    char *err, size_t errlen);
 void npa_release_block(struct npa_device *dev, struct npa_block *b);
+/* Whether [lo, end) shares a byte with a segment of the device. */
+bool npa_device_segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end);
 bool npa_release_available_cached_blocks(struct npa_device *dev,
 					 const struct npa_alloc_params *p);
 /* empty_cache; with keep_handles (empty_virt_addr_cache) unmapped pages stay

@@ -518,9 +518,12 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	for (seg = RB_MIN(npa_segment_tree, &dev->segments); seg != NULL; seg = next) {
 		next = RB_NEXT(npa_segment_tree, &dev->segments, seg);
 		RB_REMOVE(npa_segment_tree, &dev->segments, seg);
+		/* A MemPool allocator's segment is its allocator's to take back
+		 * when it goes (mempool.h). */
+		bool sourced = seg->pool->owner != NULL && seg->pool->owner->has_source;
 		if (entered == 0 && seg->kind == NPA_SEGMENT_EXPANDABLE)
 			npa_expandable_destroy(seg);
-		else if (entered == 0)
+		else if (entered == 0 && !sourced)
 			aclrtFree(seg->ptr);
 		if (seg->exp != NULL)
 			free(seg->exp->handles);

@@ -111,6 +111,70 @@ static void device_free(struct npa_device *dev, void *ptr)
 	npa_device_leave(saved);
 }
 
+/* The last segment starting before `end`: the only one that can reach `lo`. */
+bool npa_device_segments_overlap(struct npa_device *dev, uintptr_t lo, uintptr_t end)
+{
+	struct npa_segment key = { .ptr = (char *)end };
+	struct npa_segment *s = RB_NFIND(npa_segment_tree, &dev->segments, &key);
+
+	s = s != NULL ? RB_PREV(npa_segment_tree, &dev->segments, s)
+		      : RB_MAX(npa_segment_tree, &dev->segments);
+	return s != NULL && (uintptr_t)s->ptr + s->size > lo;
+}
+
+/*
+ * A segment from a MemPool's own allocator (raw_alloc). Memory the caching
+ * allocator already holds would make two blocks of one address: refused,
+ * and not given back, since its free would release our segment.
+ */
+static int source_malloc(struct npa_device *dev, const struct npa_segment_source *src,
+			 size_t size, aclrtStream stream, char **out, char *err,
+			 size_t errlen)
+{
+	void *ptr = NULL;
+	int32_t saved;
+	int rc = npa_device_enter(dev->id, &saved);
+
+	/* The plug-in may make another device current (npl_malloc does). */
+	if (rc == 0)
+		rc = src->alloc(src->ctx, dev->id, size, stream, &ptr, err, errlen);
+	npa_device_leave(saved);
+
+	if (rc == -ENOMEM || (rc == 0 && ptr == NULL))
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (npa_device_segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size)) {
+		src->forget(src->ctx, ptr);
+		if (err != NULL)
+			snprintf(err, errlen, "MemPool allocator %s returned %p for %zu bytes, "
+				 "inside a segment the caching allocator holds: not given back, "
+				 "allocation refused", src->name, ptr, size);
+		return -EFAULT;
+	}
+	*out = ptr;
+	return 1;
+}
+
+/* 1: a new segment's memory in *out; 0: no memory; <0: give up (err). */
+static int segment_malloc(struct npa_device *dev, const struct npa_pool *pool, size_t size,
+			  aclrtStream stream, char **out, char *err, size_t errlen)
+{
+	if (pool->owner != NULL && pool->owner->has_source)
+		return source_malloc(dev, &pool->owner->source, size, stream, out, err,
+				     errlen);
+	*out = device_malloc(dev, size);
+	return *out != NULL;
+}
+
+static void segment_free(struct npa_device *dev, const struct npa_pool *pool, void *ptr)
+{
+	if (pool->owner != NULL && pool->owner->has_source)
+		pool->owner->source.free(pool->owner->source.ctx, ptr);
+	else
+		device_free(dev, ptr);
+}
+
 static struct npa_block *new_segment(struct npa_device *dev, struct npa_alloc_params *p,
 				     char *ptr)
 {
@@ -160,12 +224,13 @@ int npa_alloc_block(struct npa_device *dev, struct npa_alloc_params *p, bool is_
 		}
 		return rc;
 	}
-	char *ptr = device_malloc(dev, size);
-	if (ptr == NULL)
-		return 0;
+	char *ptr = NULL;
+	int rc = segment_malloc(dev, p->pool, size, p->stream, &ptr, err, errlen);
+	if (rc <= 0)
+		return rc;
 	p->block = new_segment(dev, p, ptr);
 	if (p->block == NULL) {
-		device_free(dev, ptr);
+		segment_free(dev, p->pool, ptr);
 		if (err != NULL)
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
 		return -ENOMEM;
@@ -191,7 +256,7 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 	struct npa_segment *seg = b->seg;
 	size_t size = b->size;
 
-	device_free(dev, b->ptr);
+	segment_free(dev, b->pool, b->ptr);
 	dev->total_allocated_memory -= size;
 	if (b->pool->owner != NULL)
 		b->pool->owner->malloc_count--;

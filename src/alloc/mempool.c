@@ -159,6 +159,28 @@ int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool us
 	return rc;
 }
 
+int npa_mempool_create_from(struct npa *a, int device, struct npa_pool_id id,
+			    bool use_on_oom, bool no_split,
+			    const struct npa_segment_source *source)
+{
+	if (npa_pool_id_is_default(id))
+		return -EINVAL;
+	struct npa_device *dev = lock_device(a, device);
+	if (dev == NULL)
+		return -ENODEV;
+	int rc = npa_private_pool_find(&dev->pools, id) ? -EEXIST
+							 : npa_private_pool_incref(&dev->pools, id);
+	if (rc == 0) {
+		struct npa_private_pool *p = npa_private_pool_find(&dev->pools, id);
+		p->source = *source;
+		p->has_source = true;
+		p->use_on_oom = use_on_oom;
+		p->no_split = no_split;
+	}
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
 static bool on_stream(aclrtStream stream, void *arg)
 {
 	return stream == arg;
@@ -281,6 +303,8 @@ static void describe_pool(struct npa_device *dev, const struct npa_private_pool 
 		.routing = npa_private_pool_routed(&dev->pools, pp),
 		.device_mallocs = pp->malloc_count,
 	};
+	if (pp->has_source)
+		snprintf(info->allocator, sizeof(info->allocator), "%s", pp->source.name);
 	tally_pool(dev, pp, info);
 }
 

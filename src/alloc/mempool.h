@@ -93,6 +93,45 @@ int npa_check_pool_live_allocations(struct npa *a, int device, struct npa_pool_i
 /* MemPool(use_on_oom, no_split): createOrIncrefPool, then the flags. */
 int npa_mempool_create(struct npa *a, int device, struct npa_pool_id id, bool use_on_oom,
 		       bool no_split);
+
+/*
+ * MemPool(allocator=...): where a private pool's segments come from
+ * instead of the device (upstream PrivatePool::allocator(): raw_alloc for
+ * each segment, raw_delete when it is released). Used for device-malloc
+ * segments only: with expandable_segments the pool maps pages as any
+ * other, as upstream does.
+ *
+ * alloc and free run with the device's lock held, as upstream calls
+ * raw_alloc under its mutex: they must not call back into the caching
+ * allocator (npa_range_reserved_held is the one exception). alloc returns
+ * 0, -ENOMEM (no memory: the allocation goes on down upstream's ladder to
+ * its OOM) or another negative errno with the reason in err (the
+ * allocation fails with it). The caching allocator refuses a pointer that
+ * overlaps one of its segments: not given back (free is not called), the
+ * allocation fails with -EFAULT. drop is called once, when the pool is
+ * deleted (the source may go then); never at npa_destroy, whose caller
+ * takes the source down itself.
+ */
+struct npa_segment_source {
+	int (*alloc)(void *ctx, int device, size_t size, aclrtStream stream, void **ptr,
+		     char *err, size_t errlen);
+	void (*free)(void *ctx, void *ptr);
+	/* The pointer was refused (it overlaps a segment): forget it without
+	 * giving it back. */
+	void (*forget)(void *ctx, void *ptr);
+	void (*drop)(void *ctx);
+	void *ctx;
+	char name[32];            /* for messages and listings ("plugin1") */
+};
+
+/*
+ * npa_mempool_create with a segment source. -EEXIST if pool `id` exists
+ * (upstream asserts that no allocator comes with an incref); the source's
+ * drop is then not called.
+ */
+int npa_mempool_create_from(struct npa *a, int device, struct npa_pool_id id,
+			    bool use_on_oom, bool no_split,
+			    const struct npa_segment_source *source);
 /* use_mem_pool's entry, _npu_beginAllocateCurrentStreamToPool: the
  * allocations on `stream` go to the pool. */
 int npa_mempool_begin_stream(struct npa *a, int device, struct npa_pool_id id,
@@ -113,6 +152,7 @@ struct npa_pool_info {
 	bool use_on_oom;
 	bool no_split;
 	bool routing;          /* a scope routes allocations to it now */
+	char allocator[32];    /* its segment source's name, "" for the device */
 	long device_mallocs;   /* npuMalloc_count: device mallocs not yet freed */
 	size_t segments;
 	uint64_t reserved_bytes;

@@ -33,12 +33,20 @@ static inline unsigned npl_ptr_hash(const void *key)
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = npl_ptr_hash(keyptr))
 #include <uthash.h>
 
+/* How an allocation's pointer is checked against other allocators. */
+struct npl_check {
+	npl_foreign_fn foreign;
+	void *arg;
+	bool lent;
+};
+
 struct npl_block {
 	void *ptr;
 	size_t size;
 	int device;
 	aclrtStream stream;
 	uint64_t stream_id;
+	bool lent;          /* a segment of a MemPool of the caching allocator */
 	UT_hash_handle hh;
 	RB_ENTRY(npl_block) by_addr;
 };
@@ -389,12 +397,13 @@ int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *
 
 	*n = 0;
 	pthread_mutex_lock(&a->lock);
+	/* A lent block is the caching allocator's segment now, listed there. */
 	RB_FOREACH(b, npl_tree, &a->by_addr)
-		count += b->device == device;
+		count += b->device == device && !b->lent;
 	*out = count ? malloc(count * sizeof(**out)) : NULL;
 	if (*out != NULL)
 		RB_FOREACH(b, npl_tree, &a->by_addr)
-			if (b->device == device)
+			if (b->device == device && !b->lent)
 				(*out)[(*n)++] = (struct npa_range){ (uintptr_t)b->ptr,
 								     (uintptr_t)b->ptr + b->size };
 	pthread_mutex_unlock(&a->lock);
@@ -416,12 +425,13 @@ bool npl_range_live(struct npl *a, const void *ptr, size_t size)
  * take back: its free could release that allocator's segment. So the
  * pointer is not given back, only refused and counted.
  */
-static int refuse_foreign(struct npl *a, struct npl_block *nb, char *err, size_t errlen)
+static int refuse_foreign(struct npl *a, struct npl_block *nb, const struct npl_check *chk,
+			  char *err, size_t errlen)
 {
 	char owner[64] = "another allocator";
 
-	if (!a->foreign || !a->foreign(a->foreign_arg, a, nb->device, nb->ptr, nb->size,
-				       owner, sizeof(owner)))
+	if (!chk->foreign || !chk->foreign(chk->arg, a, nb->device, nb->ptr, nb->size,
+					   owner, sizeof(owner)))
 		return 0;
 	pthread_mutex_lock(&a->lock);
 	a->guard.refused_overlap++;
@@ -471,10 +481,10 @@ static bool live_device_memory(void *ptr, size_t size, int device, char *why, si
 	return true;
 }
 
-static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
-			    size_t errlen)
+static int check_and_insert(struct npl *a, struct npl_block *nb,
+			    const struct npl_check *chk, char *err, size_t errlen)
 {
-	int rc = refuse_foreign(a, nb, err, errlen);
+	int rc = refuse_foreign(a, nb, chk, err, errlen);
 
 	if (rc)
 		return rc;
@@ -523,12 +533,16 @@ static int check_and_insert(struct npl *a, struct npl_block *nb, char *err,
 	count_alloc(&a->stats[nb->device], nb->size);
 	a->guard.live_blocks++;
 	a->guard.live_bytes += nb->size;
+	if (nb->lent) {
+		a->guard.lent_blocks++;
+		a->guard.lent_bytes += nb->size;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return 0;
 }
 
-int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
-	       void **ptr, char *err, size_t errlen)
+static int alloc_checked(struct npl *a, int device, size_t size, aclrtStream stream,
+			 void **ptr, const struct npl_check *chk, char *err, size_t errlen)
 {
 	*ptr = NULL;
 	if (!valid_device(a, device)) {
@@ -558,6 +572,7 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 	nb->device = device;
 	nb->stream = stream;
 	nb->stream_id = npa_stream_id(stream);
+	nb->lent = chk->lent;
 	struct npl_call c = { .fn = FN_ALLOC, .size = (ssize_t)size, .device = device,
 			      .stream = stream };
 	int called = call(a, &c);
@@ -571,10 +586,26 @@ int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 		free(nb);
 		return plugin_returned_null(a, device, size, err, errlen);
 	}
-	int rc = check_and_insert(a, nb, err, errlen);
+	int rc = check_and_insert(a, nb, chk, err, errlen);
 	if (!rc)
 		*ptr = nb->ptr;
 	return rc;
+}
+
+int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
+	       void **ptr, char *err, size_t errlen)
+{
+	struct npl_check chk = { a->foreign, a->foreign_arg, false };
+
+	return alloc_checked(a, device, size, stream, ptr, &chk, err, errlen);
+}
+
+int npl_lend(struct npl *a, int device, size_t size, aclrtStream stream, void **ptr,
+	     npl_foreign_fn foreign, void *arg, char *err, size_t errlen)
+{
+	struct npl_check chk = { foreign, arg, true };
+
+	return alloc_checked(a, device, size, stream, ptr, &chk, err, errlen);
 }
 
 static struct npl_block *find_block(struct npl *a, const void *ptr)
@@ -585,23 +616,47 @@ static struct npl_block *find_block(struct npl *a, const void *ptr)
 	return b;
 }
 
+/* Unlink a live block and count it gone; NULL if `ptr` is not one. */
+static struct npl_block *take_block(struct npl *a, const void *ptr)
+{
+	struct npl_block *b = find_block(a, ptr);
+
+	if (!b)
+		return NULL;
+	HASH_DEL(a->by_ptr, b);
+	RB_REMOVE(npl_tree, &a->by_addr, b);
+	count_free(&a->stats[b->device], b->size);
+	a->guard.live_blocks--;
+	a->guard.live_bytes -= b->size;
+	if (b->lent) {
+		a->guard.lent_blocks--;
+		a->guard.lent_bytes -= b->size;
+	}
+	return b;
+}
+
+void npl_forget(struct npl *a, void *ptr)
+{
+	pthread_mutex_lock(&a->lock);
+	struct npl_block *b = take_block(a, ptr);
+	if (b)
+		a->guard.refused_overlap++;
+	pthread_mutex_unlock(&a->lock);
+	free(b);
+}
+
 int npl_free(struct npl *a, void *ptr, char *err, size_t errlen)
 {
 	if (!ptr)
 		return 0;
 	pthread_mutex_lock(&a->lock);
-	struct npl_block *b = find_block(a, ptr);
+	struct npl_block *b = take_block(a, ptr);
 	if (!b) {
 		a->guard.refused_frees++;
 		pthread_mutex_unlock(&a->lock);
 		snprintf(err, errlen, "Trying to free a pointer not allocated here");
 		return -EINVAL;
 	}
-	HASH_DEL(a->by_ptr, b);
-	RB_REMOVE(npl_tree, &a->by_addr, b);
-	count_free(&a->stats[b->device], b->size);
-	a->guard.live_blocks--;
-	a->guard.live_bytes -= b->size;
 	pthread_mutex_unlock(&a->lock);
 
 	struct npl_call c = { .fn = FN_FREE, .ptr = b->ptr, .size = (ssize_t)b->size,

@@ -45,6 +45,8 @@ struct npl_guard_counts {
 	uint64_t null_returns;      /* allocations the plug-in could not make */
 	uint64_t live_blocks;       /* all devices */
 	uint64_t live_bytes;
+	uint64_t lent_blocks;       /* of those: segments of MemPools (npl_lend) */
+	uint64_t lent_bytes;
 };
 
 /*
@@ -96,6 +98,17 @@ const struct plugin *npl_plugin(const struct npl *a);
  */
 int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
 	       void **ptr, char *err, size_t errlen);
+/*
+ * npl_malloc for a segment of the caching allocator's MemPool: the pointer
+ * is checked with `foreign` in place of the wrapper's own check, and the
+ * block is listed as lent (the caching allocator lists it as its segment).
+ * npl_free gives it back.
+ */
+int npl_lend(struct npl *a, int device, size_t size, aclrtStream stream, void **ptr,
+	     npl_foreign_fn foreign, void *arg, char *err, size_t errlen);
+/* A lent block refused by the borrower: forgotten, not given back to the
+ * plug-in (counted in refused_overlap). */
+void npl_forget(struct npl *a, void *ptr);
 /* -EINVAL "Trying to free a pointer not allocated here" for a foreign ptr. */
 int npl_free(struct npl *a, void *ptr, char *err, size_t errlen);
 /* record_stream hook, for a live pointer. */

@@ -132,7 +132,7 @@ bool npa_private_pool_routed(const struct npa_private_pools *pp,
 	return false;
 }
 
-void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p)
+static void pool_free(struct npa_private_pools *pp, struct npa_private_pool *p)
 {
 	struct npa_private_pool **link = &pp->head;
 
@@ -146,10 +146,20 @@ void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_po
 	free(p);
 }
 
+void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p)
+{
+	struct npa_segment_source source = p->source;
+	bool has_source = p->has_source;
+
+	pool_free(pp, p);
+	if (has_source && source.drop != NULL)
+		source.drop(source.ctx);
+}
+
 void npa_private_pools_fini(struct npa_private_pools *pp)
 {
 	while (pp->head != NULL)
-		npa_private_pool_delete(pp, pp->head);
+		pool_free(pp, pp->head);
 	free(pp->scopes);
 	memset(pp, 0, sizeof(*pp));
 }

@@ -24,6 +24,8 @@ struct npa_private_pool {
 	bool freeable;          /* in graph_pools_freeable: use_count reached 0 */
 	bool use_on_oom;
 	bool no_split;
+	bool has_source;        /* segments come from `source`, not the device */
+	struct npa_segment_source source;
 	struct npa_pool small;
 	struct npa_pool large;
 	struct npa_private_pool *next; /* creation order */
@@ -58,8 +60,10 @@ struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *
 /* Whether a scope routes to `p` (released too often, it is still in use). */
 bool npa_private_pool_routed(const struct npa_private_pools *pp,
 			     const struct npa_private_pool *p);
-/* Unlink and free a pool that holds no segment and no spare page any more. */
+/* Unlink and free a pool that holds no segment and no spare page any more;
+ * its source, if any, is dropped. */
 void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p);
+/* Free every pool; sources are not dropped (their owner is going too). */
 void npa_private_pools_fini(struct npa_private_pools *pp);
 
 #endif /* NPA_PRIVATE_POOL_H */

@@ -8,6 +8,8 @@
  * the pool; its exit ends the routing and gives back the use the enter
  * took. The destructor clears use_on_oom, releases the pool and empties
  * it, so its unused segments go once nothing else holds it.
+ * MemPool(allocator=...) names a loaded plug-in: the pool's segments come
+ * from it and go back to it (alloc/allocator_switch_lend.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 
 #include <uthash.h>
 
+#include "alloc/allocator_switch.h"
 #include "report/report.h"
 
 #include "ctl_args.h"
@@ -72,21 +75,30 @@ void mempools_free(struct fs_mempools *mp, struct npa *a)
 	free(mp);
 }
 
-/* "use_on_oom", "no_split", "device=D" after the name. */
-static int parse_create(struct mempool_cmd *c, bool *oom, bool *no_split, int *device)
+struct create_args {
+	bool use_on_oom;
+	bool no_split;
+	int device;
+	const char *allocator; /* NULL: the device's memory */
+};
+
+/* "use_on_oom", "no_split", "device=D", "allocator=pluginK" after the name. */
+static int parse_create(struct mempool_cmd *c, struct create_args *o)
 {
 	for (int i = 2; i < c->a.n; i++) {
 		const char *w = c->a.word[i];
-		int rc = ctl_int_option(w, "device", c->d->device_count - 1, device, c->err,
+		int rc = ctl_int_option(w, "device", c->d->device_count - 1, &o->device, c->err,
 					c->errlen);
 		if (rc < 0)
 			return rc;
 		if (rc)
 			continue;
 		if (strcmp(w, "use_on_oom") == 0)
-			*oom = true;
+			o->use_on_oom = true;
 		else if (strcmp(w, "no_split") == 0)
-			*no_split = true;
+			o->no_split = true;
+		else if (strncmp(w, "allocator=", 10) == 0 && w[10] != '\0')
+			o->allocator = w + 10;
 		else {
 			snprintf(c->err, c->errlen, "create does not take '%s'", w);
 			return -EINVAL;
@@ -95,12 +107,27 @@ static int parse_create(struct mempool_cmd *c, bool *oom, bool *no_split, int *d
 	return 0;
 }
 
+/* createOrIncrefPool with the plug-in as the pool's allocator. */
+static int create_from(struct mempool_cmd *c, const struct fs_mempool *m,
+		       const struct create_args *o)
+{
+	struct npa_segment_source src;
+	int rc = sw_mempool_source(c->d->sw, o->allocator, &src, c->err, c->errlen);
+
+	if (rc)
+		return rc;
+	rc = npa_mempool_create_from(c->d->alloc, m->device, m->id, o->use_on_oom,
+				     o->no_split, &src);
+	if (rc)
+		src.drop(src.ctx);
+	return rc;
+}
+
 static int run_create(struct mempool_cmd *c)
 {
 	struct npa *a = c->d->alloc;
-	bool oom = false, no_split = false;
-	int device = 0;
-	int rc = parse_create(c, &oom, &no_split, &device);
+	struct create_args o = { 0 };
+	int rc = parse_create(c, &o);
 
 	if (rc == 0)
 		rc = pool_need_caching(c->d, "MemPool()", c->err, c->errlen);
@@ -114,12 +141,16 @@ static int run_create(struct mempool_cmd *c)
 	if (!m)
 		return -ENOMEM;
 	snprintf(m->name, sizeof(m->name), "%s", c->a.word[1]);
-	m->device = device;
+	m->device = o.device;
 	m->routing = -1;
 	m->id = npa_graph_pool_handle(a, true);
-	rc = npa_mempool_create(a, device, m->id, oom, no_split);
+	if (o.allocator) {
+		rc = create_from(c, m, &o);
+	} else if ((rc = npa_mempool_create(a, o.device, m->id, o.use_on_oom,
+					    o.no_split)) != 0) {
+		npa_mempool_destroy(a, o.device, m->id, NULL, 0);
+	}
 	if (rc) {
-		npa_mempool_destroy(a, device, m->id, NULL, 0);
 		free(m);
 		return rc;
 	}
@@ -246,6 +277,7 @@ int store_mempool(struct nmfs *d, const struct target *t, const char *value,
 	HASH_FIND_STR(mp->by_name, c.a.word[1], c.m);
 	rc = dispatch(&c);
 	pthread_mutex_unlock(&mp->lock);
+	sw_unload_dropped(d->sw);
 	if (rc == 0)
 		dlog_printf(&d->log, "mempool: %s", value);
 	return rc;
@@ -260,8 +292,8 @@ static void show_one(struct nmfs *d, const struct fs_mempool *m, struct sbuf *ou
 	pool_find(d, m->device, m->id, &info);
 	if (m->routing >= 0)
 		snprintf(routing, sizeof(routing), "stream%d", m->routing);
-	sbuf_printf(out, "%-16s %6d %-8s %9d %s\n", m->name, m->device, pool,
-		    info.use_count, routing);
+	sbuf_printf(out, "%-16s %6d %-8s %9d %-8s %s\n", m->name, m->device, pool,
+		    info.use_count, routing, info.allocator[0] ? info.allocator : "caching");
 }
 
 int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out)
@@ -269,8 +301,8 @@ int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out)
 	struct fs_mempools *mp = d->mempools;
 	struct fs_mempool *m, *tmp;
 
-	sbuf_printf(out, "%-16s %6s %-8s %9s %s\n", "mempool", "device", "pool",
-		    "use_count", "routing");
+	sbuf_printf(out, "%-16s %6s %-8s %9s %-8s %s\n", "mempool", "device", "pool",
+		    "use_count", "routing", "allocator");
 	pthread_mutex_lock(&mp->lock);
 	HASH_ITER(hh, mp->by_name, m, tmp)
 		show_one(d, m, out);

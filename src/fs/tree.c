@@ -138,7 +138,9 @@ static const struct node nodes[] = {
 	{ .path = "/ctl/allocator", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_allocator, .store = store_allocator,
 	  .help = "the allocator in use and earlier ones still owning blocks",
-	  .usage = "'caching', or 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in)" },
+	  .usage = "'caching', 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in, made current), "
+		   "'load PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (loaded beside it) or "
+		   "'unload pluginK'" },
 	{ .path = "/ctl/graph", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_graph, .store = store_graph,
 	  .help = "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
@@ -149,8 +151,9 @@ static const struct node nodes[] = {
 		   "'replay G [stream=S]', 'reset G' or 'destroy G'" },
 	{ .path = "/ctl/mempool", .kind = NODE_TEXT, .mode = 0600,
 	  .show = show_mempool, .store = store_mempool,
-	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it",
-	  .usage = "'create M [use_on_oom] [no_split] [device=D]', 'begin M stream=S', "
+	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it, allocator",
+	  .usage = "'create M [use_on_oom] [no_split] [device=D] [allocator=pluginK]', "
+		   "'begin M stream=S', "
 		   "'end M', 'release M' or 'empty M'" },
 	CTL("/ctl/acl_allocator", store_acl_allocator,
 	    "ACL allocators on streams (aclrtAllocatorRegister), as torchair registers torch_npu's",

@@ -1,9 +1,10 @@
 /*
  * allocators.c - ctl/allocator's listing of the allocators a switch holds.
  *
- * The current allocator and every retired one that still owns blocks
- * (those that own none are gone or about to be), then the switch's count
- * of refused frees. Times are UTC, to the second.
+ * The current allocator, every plug-in loaded beside it, and every
+ * retired one that still owns blocks or MemPool segments (those that own
+ * none are gone or about to be), then the switch's count of refused
+ * frees. Times are UTC, to the second.
  */
 #include <stdint.h>
 #include <time.h>
@@ -28,7 +29,8 @@ static void allocator(struct sbuf *out, const struct sw_info *a)
 
 	gmtime_r(&a->since, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	sbuf_printf(out, "%s %s\n", a->current ? "current" : "retired", a->name);
+	sbuf_printf(out, "%s %s\n", a->current ? "current" : a->kept ? "loaded" : "retired",
+		    a->name);
 	if (a->kind == SW_PLUGIN) {
 		sbuf_printf(out, "  path %s\n  alloc %s\n  free %s\n  hooks ",
 			    a->path, a->alloc_name, a->free_name);
@@ -42,18 +44,21 @@ static void allocator(struct sbuf *out, const struct sw_info *a)
 		    (unsigned long long)a->live_bytes);
 	if (a->kind == SW_PLUGIN)
 		sbuf_printf(out, "  refused_unaligned %llu\n  refused_overlap %llu\n"
-			    "  refused_not_device %llu\n  null_returns %llu\n",
+			    "  refused_not_device %llu\n  null_returns %llu\n"
+			    "  mempools %u\n  mempool_segments %llu\n  mempool_bytes %llu\n",
 			    (unsigned long long)a->guard.refused_unaligned,
 			    (unsigned long long)a->guard.refused_overlap,
 			    (unsigned long long)a->guard.refused_not_device,
-			    (unsigned long long)a->guard.null_returns);
+			    (unsigned long long)a->guard.null_returns, a->mempools,
+			    (unsigned long long)a->guard.lent_blocks,
+			    (unsigned long long)a->guard.lent_bytes);
 }
 
 int report_allocators(struct sbuf *out, const struct sw_info *all, size_t n,
 		      uint64_t refused_frees)
 {
 	for (size_t i = 0; i < n; i++)
-		if (all[i].current || all[i].live_blocks)
+		if (all[i].current || all[i].kept || all[i].live_blocks || all[i].mempools)
 			allocator(out, &all[i]);
 	sbuf_printf(out, "refused_frees %llu\n", (unsigned long long)refused_frees);
 	return out->error;

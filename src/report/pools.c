@@ -20,11 +20,12 @@ int report_pool_name(char *buf, size_t len, struct npa_pool_id id)
 
 /* The columns in order: the header names them, each row fills them. */
 enum { COL_POOL, COL_USE, COL_FREEABLE, COL_MALLOCS, COL_SEGMENTS, COL_RESERVED,
-       COL_ALLOCATED, COL_ACTIVE, COL_OOM, COL_NO_SPLIT, COL_ROUTING, NCOLS };
+       COL_ALLOCATED, COL_ACTIVE, COL_OOM, COL_NO_SPLIT, COL_ROUTING, COL_ALLOCATOR,
+       NCOLS };
 
 static const char *const header[NCOLS] = {
 	"pool", "use_count", "freeable", "device_mallocs", "segments", "reserved_bytes",
-	"allocated_bytes", "active_bytes", "use_on_oom", "no_split", "routing",
+	"allocated_bytes", "active_bytes", "use_on_oom", "no_split", "routing", "allocator",
 };
 
 /* Numbers right-aligned under their column's name; ids up to 12 wide. */
@@ -41,6 +42,12 @@ static const char *yes_no(bool b)
 	return b ? "yes" : "no";
 }
 
+/* MemPool(allocator=...)'s plug-in, or the caching allocator's device memory. */
+static const char *pool_allocator(const struct npa_pool_info *p)
+{
+	return p->allocator[0] ? p->allocator : "caching";
+}
+
 static void pool_cells(const struct npa_pool_info *p, char cells[NCOLS][32])
 {
 	report_pool_name(cells[COL_POOL], 32, p->id);
@@ -54,6 +61,7 @@ static void pool_cells(const struct npa_pool_info *p, char cells[NCOLS][32])
 	snprintf(cells[COL_OOM], 32, "%s", yes_no(p->use_on_oom));
 	snprintf(cells[COL_NO_SPLIT], 32, "%s", yes_no(p->no_split));
 	snprintf(cells[COL_ROUTING], 32, "%s", yes_no(p->routing));
+	snprintf(cells[COL_ALLOCATOR], 32, "%s", pool_allocator(p));
 }
 
 int report_pools_text(struct sbuf *out, const struct npa_pool_info *pools, size_t n)
@@ -75,7 +83,7 @@ static json_t *pool_json(const struct npa_pool_info *p)
 	char name[48];
 
 	report_pool_name(name, sizeof(name), p->id);
-	return json_pack("{s:s, s:[I,I], s:i, s:b, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:b}",
+	return json_pack("{s:s, s:[I,I], s:i, s:b, s:I, s:I, s:I, s:I, s:I, s:b, s:b, s:b, s:s}",
 			 "pool", name,
 			 "id", (json_int_t)p->id.first, (json_int_t)p->id.second,
 			 "use_count", p->use_count,
@@ -87,7 +95,8 @@ static json_t *pool_json(const struct npa_pool_info *p)
 			 "active_bytes", (json_int_t)p->active_bytes,
 			 "use_on_oom", p->use_on_oom,
 			 "no_split", p->no_split,
-			 "routing", p->routing);
+			 "routing", p->routing,
+			 "allocator", pool_allocator(p));
 }
 
 int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_t n)

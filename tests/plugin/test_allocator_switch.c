@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "alloc/allocator_switch.h"
+#include "alloc/mempool.h"
 #include "report/report.h"
 #include <npumemfs/npusim.h>
 
@@ -519,6 +520,130 @@ static void swaps_race_with_allocations_safely(void **state)
 	assert_int_equal(count_allocators(), 1);
 }
 
+static char *load_spec(const char *so, const char *functions)
+{
+	static char line[2 * PATH_MAX + 8];
+
+	snprintf(line, sizeof(line), "load %s", plugin(so, functions));
+	return line;
+}
+
+static bool listed(const char *state_and_name)
+{
+	char *text = describe(sw);
+	bool found = text && strstr(text, state_and_name) != NULL;
+
+	free(text);
+	return found;
+}
+
+/* NPUPluggableAllocator(...) without change_current_allocator. */
+static void a_loaded_plugin_is_not_current_and_stays_until_unloaded(void **state)
+{
+	(void)state;
+
+	assert_int_equal(sw_write(sw, load_spec("passthrough.so", "passthrough_alloc_silent "
+						"passthrough_free_silent"), err, sizeof(err)), 0);
+	assert_true(sw_is_caching(sw));
+	assert_true(listed("loaded plugin1\n"));
+	assert_int_equal(sw_write(sw, "unload plugin1", err, sizeof(err)), 0);
+	assert_int_equal(count_allocators(), 1);
+	assert_int_equal(sw_write(sw, "unload plugin1", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "no loaded plug-in plugin1");
+}
+
+/* MemPool(allocator) over plugin `name`, routing every allocation of device 0. */
+static struct npa_pool_id plugin_pool(const char *name)
+{
+	struct npa_segment_source src;
+	struct npa_pool_id id = npa_graph_pool_handle(npa, true);
+
+	assert_int_equal(sw_mempool_source(sw, name, &src, err, sizeof(err)), 0);
+	assert_int_equal(npa_mempool_create_from(npa, 0, id, false, false, &src), 0);
+	assert_int_equal(npa_mempool_begin_stream(npa, 0, id, NULL, err, sizeof(err)), 0);
+	return id;
+}
+
+static void plugin_pool_gone(struct npa_pool_id id)
+{
+	assert_int_equal(npa_mempool_end(npa, 0, id, err, sizeof(err)), 0);
+	assert_int_equal(npa_mempool_destroy(npa, 0, id, err, sizeof(err)), 0);
+	sw_unload_dropped(sw);
+}
+
+/* Its segments are lent, not the plug-in's own blocks: no two owners. */
+static void a_mempool_plugin_lends_segments_and_keeps_loaded_while_they_live(void **state)
+{
+	void *p = NULL;
+	(void)state;
+
+	uint64_t before = device_used(0);
+	assert_int_equal(sw_write(sw, load_spec("passthrough.so", "passthrough_alloc_silent "
+						"passthrough_free_silent"), err, sizeof(err)), 0);
+	struct npa_pool_id id = plugin_pool("plugin1");
+	assert_int_equal(sw_malloc(sw, 0, 4 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_true(listed("  mempools 1\n  mempool_segments 1\n  mempool_bytes 20971520\n"));
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	assert_int_equal(sw_write(sw, "unload plugin1", err, sizeof(err)), 0);
+	assert_true(listed("retired plugin1\n"));
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	plugin_pool_gone(id);
+	assert_int_equal(count_allocators(), 1);
+	assert_int_equal(device_used(0), before);
+}
+
+/*
+ * The plug-in answers while the caching allocator holds its device lock:
+ * a pointer into one of its segments is refused there (a second take of
+ * the lock would hang), not given back, and nothing changes.
+ */
+static void a_mempool_plugin_pointer_into_a_caching_segment_is_refused(void **state)
+{
+	void *p, *q = (void *)1;
+	struct npa_stats before, after;
+	(void)state;
+
+	/* A 20 MiB segment: the 2 MiB asked for lies wholly inside it. */
+	assert_int_equal(sw_malloc(sw, 0, 4 * MiB, NULL, &p, err, sizeof(err)), 0);
+	steal((char *)p + 2 * MiB);
+	assert_int_equal(sw_write(sw, load_spec("faulty.so", "faulty_steal_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	struct npa_pool_id id = plugin_pool("plugin1");
+	assert_int_equal(npa_get_stats(npa, 0, &before), 0);
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_non_null(strstr(err, "inside a segment the caching allocator holds: "
+				    "not given back"));
+	assert_int_equal(npa_get_stats(npa, 0, &after), 0);
+	assert_int_equal(after.segment[NPA_STAT_ALL].current, before.segment[NPA_STAT_ALL].current);
+	assert_true(listed("  refused_overlap 1\n"));
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	plugin_pool_gone(id);
+	sw_set_caching(sw);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	unsetenv("FAULTY_STEAL");
+}
+
+static void a_mempool_plugin_pointer_into_another_plugins_block_is_refused(void **state)
+{
+	void *p, *q = (void *)1;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, passthrough(), err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(sw, 0, 2 * MiB, NULL, &p, err, sizeof(err)), 0);
+	sw_set_caching(sw);
+	steal(p);
+	assert_int_equal(sw_write(sw, load_spec("faulty.so", "faulty_steal_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	struct npa_pool_id id = plugin_pool("plugin2");
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_non_null(strstr(err, "inside memory of plugin1"));
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	plugin_pool_gone(id);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	unsetenv("FAULTY_STEAL");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +666,10 @@ int main(void)
 		T(empty_cache_runs_the_arena_reset_hook),
 		T(memory_fraction_goes_to_the_current_allocator),
 		T(swaps_race_with_allocations_safely),
+		T(a_loaded_plugin_is_not_current_and_stays_until_unloaded),
+		T(a_mempool_plugin_lends_segments_and_keeps_loaded_while_they_live),
+		T(a_mempool_plugin_pointer_into_a_caching_segment_is_refused),
+		T(a_mempool_plugin_pointer_into_another_plugins_block_is_refused),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

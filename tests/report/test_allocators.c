@@ -92,6 +92,9 @@ static void a_plugin_shows_its_functions_hooks_load_time_and_guard_counts(void *
 		"  refused_overlap 4\n"
 		"  refused_not_device 6\n"
 		"  null_returns 5\n"
+		"  mempools 0\n"
+		"  mempool_segments 0\n"
+		"  mempool_bytes 0\n"
 		"retired caching\n"
 		"  since 2024-05-01T12:00:00Z\n"
 		"  live_blocks 1\n"
@@ -125,6 +128,36 @@ static void a_retired_allocator_holding_no_blocks_is_left_out(void **state)
 		"refused_frees 0\n");
 }
 
+static void a_plugin_loaded_beside_the_current_one_is_listed_as_loaded(void **state)
+{
+	struct sw_info all[] = { caching(true, 0, 0), arena(false, 0, 0) };
+	struct sbuf out;
+
+	(void)state;
+	all[1].kept = true;
+	sbuf_init(&out);
+	assert_int_equal(report_allocators(&out, all, 2, 0), 0);
+	assert_non_null(strstr(out.data, "\nloaded plugin1\n  path /opt/plugins/arena.so\n"));
+	sbuf_release(&out);
+}
+
+static void a_retired_plugin_serving_a_mempool_shows_its_segments(void **state)
+{
+	struct sw_info all[] = { caching(true, 0, 0), arena(false, 0, 0) };
+	struct sbuf out;
+
+	(void)state;
+	all[1].mempools = 1;
+	all[1].guard.lent_blocks = 1;
+	all[1].guard.lent_bytes = 20971520;
+	sbuf_init(&out);
+	assert_int_equal(report_allocators(&out, all, 2, 0), 0);
+	assert_non_null(strstr(out.data, "\nretired plugin1\n"));
+	assert_non_null(strstr(out.data, "  null_returns 5\n  mempools 1\n"
+					 "  mempool_segments 1\n  mempool_bytes 20971520\n"));
+	sbuf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +165,8 @@ int main(void)
 		cmocka_unit_test(a_plugin_shows_its_functions_hooks_load_time_and_guard_counts),
 		cmocka_unit_test(a_plugin_loaded_without_hooks_says_none),
 		cmocka_unit_test(a_retired_allocator_holding_no_blocks_is_left_out),
+		cmocka_unit_test(a_plugin_loaded_beside_the_current_one_is_listed_as_loaded),
+		cmocka_unit_test(a_retired_plugin_serving_a_mempool_shows_its_segments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

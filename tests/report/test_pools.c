@@ -24,6 +24,7 @@ static const struct npa_pool_info mempool = {
 	.id = { 0, 12 }, .use_count = 2, .use_on_oom = true, .no_split = true,
 	.routing = true, .device_mallocs = 2, .segments = 2,
 	.reserved_bytes = 23068672, .allocated_bytes = 3146240, .active_bytes = 3146240,
+	.allocator = "plugin2",
 };
 
 static const struct npa_pool_info freeable = {
@@ -39,10 +40,10 @@ static void table_has_a_header_and_a_line_per_pool(void **state)
 	sbuf_init(&out);
 	assert_int_equal(report_pools_text(&out, pools, 3), 0);
 	assert_string_equal(out.data,
-		"pool         use_count freeable device_mallocs segments reserved_bytes allocated_bytes active_bytes use_on_oom no_split routing\n"
-		"1_0                  1       no              1        1        2097152            4096         4096         no       no      no\n"
-		"0_12                 2       no              2        2       23068672         3146240      3146240        yes      yes     yes\n"
-		"3_0                  0      yes              0        0              0               0            0         no       no      no\n");
+		"pool         use_count freeable device_mallocs segments reserved_bytes allocated_bytes active_bytes use_on_oom no_split routing allocator\n"
+		"1_0                  1       no              1        1        2097152            4096         4096         no       no      no   caching\n"
+		"0_12                 2       no              2        2       23068672         3146240      3146240        yes      yes     yes   plugin2\n"
+		"3_0                  0      yes              0        0              0               0            0         no       no      no   caching\n");
 	sbuf_release(&out);
 }
 
@@ -81,6 +82,7 @@ static void json_has_the_table_values(void **state)
 	assert_true(json_is_true(json_object_get(p, "use_on_oom")));
 	assert_true(json_is_true(json_object_get(p, "routing")));
 	assert_true(json_is_false(json_object_get(p, "freeable")));
+	assert_string_equal(json_string_value(json_object_get(p, "allocator")), "plugin2");
 	json_decref(list);
 	sbuf_release(&out);
 }
