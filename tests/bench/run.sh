@@ -29,7 +29,7 @@ if [ -x "$bin/npumem-replay" ] && [ -x "$bin/npumem-gentrace" ]; then
 fi
 
 if [ -x "$bin/npumemfs" ]; then
-	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" || status=1
+	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" "$bin/fuse_static" || status=1
 	echo
 fi
 
