@@ -399,9 +399,7 @@ int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_lock_acquire(&dev->lock);
-	*out = dev->stats;
-	npa_lock_release(&dev->lock);
+	npa_stats_copy(&dev->lock, &dev->stats, &dev->published, out);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "lock.h"
 #include "private_pool.h"
 #include "ptr_map.h"
+#include "stats_block.h"
 #include "stream_events.h"
 
 #define NPA_MIN_BLOCK_SIZE ((size_t)512)        /* kMinBlockSize */
@@ -40,6 +41,7 @@ struct npa_device {
 	const struct npa_flavor *flavor;
 	const struct npa_conf *conf;   /* shared; changed only with every device locked */
 	struct npa_stats stats;
+	struct npa_stats_block published; /* stats for readers, stats_block.h */
 	struct npa_pool small;
 	struct npa_pool large;
 	struct npa_segment_tree segments;
@@ -185,6 +187,8 @@ static inline void npa_stat_sub(struct npa_stat *arr, int type, int64_t n)
 
 /* device_stats.c */
 void npa_stats_reset_peak(struct npa_stats *st);
+/* The device lock's publisher: its stats into its stats block. */
+void npa_device_publish_stats(struct npa_lock *lock);
 void npa_stats_reset_accumulated(struct npa_stats *st);
 
 /* device_memory.c: the device side (aclrtMalloc/aclrtFree and release paths). */

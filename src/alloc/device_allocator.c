@@ -15,6 +15,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->lock = NPA_LOCK_INIT;
+	dev->lock.publish = npa_device_publish_stats;
 	dev->addr_lo = UINTPTR_MAX;
 	dev->id = id;
 	dev->flavor = flavor;

@@ -1,7 +1,19 @@
 /*
- * device_stats.c - upstream's resetPeakStats and resetAccumulatedStats.
+ * device_stats.c - upstream's resetPeakStats and resetAccumulatedStats, and
+ * the stats published for readers.
  */
+#include <stddef.h>
+
 #include "device.h"
+
+void npa_device_publish_stats(struct npa_lock *lock)
+{
+	struct npa_device *dev =
+		(struct npa_device *)((char *)lock - offsetof(struct npa_device, lock));
+
+	__atomic_store_n(&lock->wanted, 0, __ATOMIC_RELAXED);
+	npa_stats_block_write(&dev->published, &dev->stats);
+}
 
 void npa_stats_reset_peak(struct npa_stats *st)
 {

@@ -64,30 +64,86 @@ static void *observe(void *arg)
 	return NULL;
 }
 
-static void four_threads_and_a_reader_keep_every_invariant(void **state)
+/* One moment's values: each pool's share adds up to the whole, and what
+ * was allocated less what was freed is what is held. A copy torn between
+ * two moments (a stat of one, its pool's of the next) breaks one of these. */
+static void assert_one_moment(const struct npa_stats *st)
 {
-	struct npusim_config cfg;
-	struct npa_options opt = { .flavor = FLAVOR(state), .device_count = 2 };
-	struct shared sh = { 0 };
-	struct worker w[WORKERS];
-	pthread_t tid[WORKERS], obs;
-	uint64_t allocs = 0;
+	const struct npa_stat *arrays[] = {
+		st->allocation, st->segment, st->active, st->allocated_bytes,
+		st->reserved_bytes, st->active_bytes, st->requested_bytes,
+	};
 
-	npusim_config_default(&cfg, 2, 4 * GiB);
-	assert_int_equal(npusim_init(&cfg), 0);
-	npa_conf_default(&opt.conf, opt.flavor);
-	assert_int_equal(npa_create(&opt, &sh.a), 0);
-	assert_int_equal(pthread_create(&obs, NULL, observe, &sh), 0);
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		const struct npa_stat *s = arrays[i];
+		assert_int_equal(s[ALL].current, s[SMALL].current + s[LARGE].current);
+		assert_int_equal(s[ALL].allocated, s[SMALL].allocated + s[LARGE].allocated);
+		assert_int_equal(s[ALL].freed, s[SMALL].freed + s[LARGE].freed);
+		assert_int_equal(s[ALL].allocated - s[ALL].freed, s[ALL].current);
+	}
+}
+
+static void *copy_stats(void *arg)
+{
+	struct shared *sh = arg;
+	struct npa_stats st;
+
+	while (!__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
+		assert_int_equal(npa_get_stats(sh->a, 0, &st), 0);
+		assert_one_moment(&st);
+	}
+	return NULL;
+}
+
+static void run_workers(struct shared *sh, uint64_t *allocs)
+{
+	struct worker w[WORKERS];
+	pthread_t tid[WORKERS];
+
 	for (unsigned i = 0; i < WORKERS; i++) {
-		w[i] = (struct worker){ .sh = &sh, .id = i };
+		w[i] = (struct worker){ .sh = sh, .id = i };
 		assert_int_equal(pthread_create(&tid[i], NULL, work, &w[i]), 0);
 	}
 	for (unsigned i = 0; i < WORKERS; i++) {
 		assert_int_equal(pthread_join(tid[i], NULL), 0);
-		allocs += w[i].allocs;
+		*allocs += w[i].allocs;
 	}
-	__atomic_store_n(&sh.done, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(obs, NULL), 0);
+}
+
+/* Two devices of 4 GiB; WORKERS threads allocate while `reader` runs. */
+static void run_with_reader(void **state, struct shared *sh, void *(*reader)(void *),
+			    uint64_t *allocs)
+{
+	struct npusim_config cfg;
+	struct npa_options opt = { .flavor = FLAVOR(state), .device_count = 2 };
+	pthread_t tid;
+
+	npusim_config_default(&cfg, 2, 4 * GiB);
+	assert_int_equal(npusim_init(&cfg), 0);
+	npa_conf_default(&opt.conf, opt.flavor);
+	assert_int_equal(npa_create(&opt, &sh->a), 0);
+	assert_int_equal(pthread_create(&tid, NULL, reader, sh), 0);
+	run_workers(sh, allocs);
+	__atomic_store_n(&sh->done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+}
+
+static void a_stats_copy_taken_while_threads_allocate_is_one_moment(void **state)
+{
+	struct shared sh = { 0 };
+	uint64_t allocs = 0;
+
+	run_with_reader(state, &sh, copy_stats, &allocs);
+	assert_int_equal(npa_destroy(sh.a, NULL), 0);
+	npusim_shutdown();
+}
+
+static void four_threads_and_a_reader_keep_every_invariant(void **state)
+{
+	struct shared sh = { 0 };
+	uint64_t allocs = 0;
+
+	run_with_reader(state, &sh, observe, &allocs);
 
 	int64_t counted = 0;
 	for (int d = 0; d < 2; d++) {
@@ -115,6 +171,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH_FLAVORS(four_threads_and_a_reader_keep_every_invariant),
+		BOTH_FLAVORS(a_stats_copy_taken_while_threads_allocate_is_one_moment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ echo "build: $build (CMAKE_BUILD_TYPE=${type:-?}; figures are meant for Release)
 echo "machine: $(nproc) cores, $(uname -m), $(ldd --version 2>/dev/null | sed -n '1s/.* //p' | sed 's/^/glibc /')"
 echo
 
-for b in bench_alloc bench_flat bench_replay bench_frag bench_host bench_plugin; do
+for b in bench_alloc bench_flat bench_replay bench_frag bench_host bench_readers bench_plugin; do
 	if [ -x "$bin/$b" ]; then
 		"$bin/$b" || status=1
 	else
@@ -29,7 +29,7 @@ if [ -x "$bin/npumem-replay" ] && [ -x "$bin/npumem-gentrace" ]; then
 fi
 
 if [ -x "$bin/npumemfs" ]; then
-	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" || status=1
+	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" "$bin/fuse_static" || status=1
 	echo
 fi
 

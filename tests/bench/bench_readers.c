@@ -1,0 +1,127 @@
+/*
+ * bench_readers - what a reader of the stats costs the thread allocating.
+ *
+ * One thread makes cached-hit malloc+free pairs of 4 KiB on device 0;
+ * another copies the device's stats (npa_get_stats, what every stats file
+ * does first) in a loop as fast as it can, far harder than any number of
+ * cat loops. Rounds alternate: pairs alone, pairs with the reader.
+ *
+ *   pair ns      ns per pair of the allocating thread, median round
+ *   copy ns      ns per npa_get_stats call of the reader, median round
+ *   ratio        pairs with the reader / pairs alone (target <= 1.05 for a
+ *                reader every 10 us)
+ *
+ * A copy's ns bounds what it can hold the device lock for; it is meant to
+ * stay within a pair's. Needs two cores to say anything.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_util.h"
+
+#define PAIRS 2000000UL
+#define ROUNDS 7
+#define SIZE 4096
+
+struct reader {
+	struct npa *a;
+	uint64_t gap_ns; /* between copies: 0 flat out */
+	atomic_bool stop;
+	unsigned long copies;
+	uint64_t ns;
+};
+
+static void *read_stats(void *arg)
+{
+	struct reader *r = arg;
+	struct npa_stats s;
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		uint64_t c0 = bench_now_ns();
+		npa_get_stats(r->a, 0, &s);
+		bench_escape(&s);
+		r->copies++;
+		r->ns += bench_now_ns() - c0;
+		while (bench_now_ns() - c0 < r->gap_ns)
+			;
+	}
+	return NULL;
+}
+
+/* ns per pair over PAIRS pairs. */
+static double pairs(struct npa *a, char *err, size_t errlen)
+{
+	uint64_t t0 = bench_now_ns();
+	void *p;
+
+	for (unsigned long i = 0; i < PAIRS; i++) {
+		if (npa_malloc(a, 0, SIZE, NULL, &p, err, errlen) ||
+		    npa_free(a, p, err, errlen))
+			return -1;
+	}
+	return (double)(bench_now_ns() - t0) / PAIRS;
+}
+
+/* A round with a reader: ns per pair, and ns per copy into *copy_ns. */
+static double pairs_read(struct npa *a, uint64_t gap_ns, double *copy_ns, char *err,
+			 size_t errlen)
+{
+	struct reader r = { .a = a, .gap_ns = gap_ns };
+	pthread_t t;
+
+	atomic_init(&r.stop, false);
+	if (pthread_create(&t, NULL, read_stats, &r))
+		return -1;
+	double ns = pairs(a, err, errlen);
+	atomic_store(&r.stop, true);
+	pthread_join(t, NULL);
+	*copy_ns = r.copies ? (double)r.ns / (double)r.copies : 0;
+	return ns;
+}
+
+struct pace {
+	const char *name;
+	uint64_t gap_ns;
+};
+
+/* Flat out: a copy after a copy. 10 us apart: 100,000 copies a second,
+ * still twenty times what four cat loops ask for. */
+static const struct pace paces[] = { { "flat out", 0 }, { "every 10 us", 10000 } };
+#define NPACES (sizeof(paces) / sizeof(paces[0]))
+
+int main(void)
+{
+	char err[256];
+	struct npa *a = NULL;
+	double alone[ROUNDS], busy[NPACES][ROUNDS], copy[NPACES][ROUNDS];
+
+	if (bench_device_up(1ULL << 30, err, sizeof(err)) ||
+	    bench_npa_new(NULL, &a, err, sizeof(err))) {
+		fprintf(stderr, "bench_readers: %s\n", err);
+		return 1;
+	}
+	pairs(a, err, sizeof(err)); /* warm: every later pair is a cached hit */
+	for (int i = 0; i < ROUNDS; i++) {
+		alone[i] = pairs(a, err, sizeof(err));
+		for (size_t p = 0; p < NPACES; p++)
+			busy[p][i] = pairs_read(a, paces[p].gap_ns, &copy[p][i], err, sizeof(err));
+	}
+	double pa = bench_median(alone, ROUNDS);
+	printf("bench_readers: 4 KiB cached pairs while another thread copies the stats\n");
+	printf("%-22s%10s%10s%10s%14s\n", "reader", "pair ns", "ratio", "copy ns", "copy / pair");
+	printf("%-22s%10.1f%10s%10s%14s\n", "none", pa, "1.00", "-", "-");
+	for (size_t p = 0; p < NPACES; p++) {
+		double pb = bench_median(busy[p], ROUNDS), c = bench_median(copy[p], ROUNDS);
+		if (pb < 0) {
+			fprintf(stderr, "bench_readers: %s\n", err);
+			return 1;
+		}
+		printf("%-22s%10.1f%10.2f%10.1f%14.2f\n", paces[p].name, pb, pb / pa, c, c / pa);
+	}
+	printf("targets: ratio <= 1.05 with a reader every 10 us (%s); copy / pair <= 1.0\n",
+	       bench_verdict(bench_median(busy[1], ROUNDS) / pa <= 1.05));
+	npa_destroy(a, NULL);
+	bench_device_down();
+	return 0;
+}
