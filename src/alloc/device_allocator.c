@@ -23,7 +23,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	npa_pool_init(&dev->large, false);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
-	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(conf);
+	npa_device_conf_changed(dev);
 	if (npa_ptr_map_init(&dev->allocated) < 0)
 		return -ENOMEM;
 	dev->stats.max_split_size =
@@ -31,6 +31,15 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	if (conf->per_process_memory_fraction < 1.0)
 		return npa_device_set_fraction(dev, conf->per_process_memory_fraction);
 	return 0;
+}
+
+void npa_device_conf_changed(struct npa_device *dev)
+{
+	const struct npa_conf *c = dev->conf;
+
+	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(c);
+	dev->plain_conf = c->max_split_size == SIZE_MAX && !dev->rounds_by_divisions &&
+			  !c->expandable_segments && !npa_gc_enabled(dev);
 }
 
 /* Growth room of a free expandable block: itself and the unmapped block after it. */
@@ -63,22 +72,35 @@ expandable_candidate(struct npa_device *dev, struct npa_block *b)
 	return next != NULL && next->stream == b->stream ? next : NULL;
 }
 
-/* Best fit in the request's own stream, within the oversize rules. */
-static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
-{
-	size_t max_split = dev->conf->max_split_size;
+/*
+ * The functions from here to alloc_found_block take `plain`: true only on
+ * the path npa_device_plain lets through, a constant that folds away the
+ * checks of options and states it rules out. Inlined with it, they are
+ * the cached hit's fast path; with false, every other call.
+ */
+#define NPA_HOT static inline __attribute__((always_inline))
 
-	if (npa_gc_enabled(dev))
+/* Best fit in the request's own stream, within the oversize rules. */
+NPA_HOT bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p, const bool plain)
+{
+	size_t max_split = plain ? SIZE_MAX : dev->conf->max_split_size;
+
+	if (!plain && npa_gc_enabled(dev))
 		p->pool->gc_calls++;
-	struct npa_block *pred;
-	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
+	struct npa_block *pred = NULL;
+	struct npa_block *b = npa_pool_exact(p->pool, p->stream, p->size);
+	/* An exact fit is never split, so its predecessor is not needed. */
+	bool pred_known = b == NULL;
+	if (b == NULL)
+		b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
 	if (b == NULL || b->stream != p->stream)
 		return false;
 	if (npa_block_is_expandable(b)) {
 		b = expandable_candidate(dev, b);
 		if (b == NULL)
 			return false;
-		pred = RB_PREV(npa_block_tree, &p->pool->blocks, b);
+		pred = b->pool_prev;
+		pred_known = true;
 	}
 	/* Never hand an oversize block to a normal request ... */
 	if (p->size < max_split && b->size >= max_split)
@@ -89,6 +111,7 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 	p->block = b;
 	p->in_pool = true;
 	p->pred = pred;
+	p->pred_known = pred_known;
 	return true;
 }
 
@@ -108,15 +131,16 @@ static bool sorts_after(const struct npa_block *pred, aclrtStream stream, size_t
 	return pred->size != size ? pred->size < size : pred->ptr < ptr;
 }
 
-static bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size)
+NPA_HOT bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size,
+			  const bool plain)
 {
 	size_t remaining = b->size - size;
 
-	if (b->pool->owner != NULL && b->pool->owner->no_split)
+	if (!plain && b->pool->owner != NULL && b->pool->owner->no_split)
 		return false;
-	if (b->pool->is_small || dev->conf->expandable_segments)
+	if (b->pool->is_small || (!plain && dev->conf->expandable_segments))
 		return remaining >= NPA_MIN_BLOCK_SIZE;
-	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
+	return (plain || size < dev->conf->max_split_size) && remaining > NPA_SMALL_SIZE;
 }
 
 /*
@@ -132,6 +156,8 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 
 	if (front == NULL)
 		return NULL;
+	if (p->in_pool && !p->pred_known)
+		p->pred = b->pool_prev;
 	bool keep = p->in_pool && sorts_after(p->pred, b->stream, b->size - size, b->ptr + size);
 	if (!keep)
 		take_out_of_pool(p);
@@ -142,12 +168,13 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 	front->seg = b->seg;
 	front->expandable = b->expandable;
 	npa_block_link_before(front, b);
-	b->ptr += size;
-	b->size -= size;
-	if (keep)
-		b->gc_base = b->pool->gc_calls;
-	else
+	if (keep) {
+		npa_pool_rekey(b->pool, b, b->ptr + size, b->size - size);
+	} else {
+		b->ptr += size;
+		b->size -= size;
 		npa_pool_insert(b->pool, b);
+	}
 	return front;
 }
 
@@ -158,8 +185,8 @@ static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
 				   b->stream, npa_pool_owner_id(b->pool), NULL);
 }
 
-static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
-			     size_t orig_size, void **ptr)
+NPA_HOT int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
+			      size_t orig_size, void **ptr, const bool plain)
 {
 	struct npa_block *b = p->block;
 	struct npa_stats *st = &dev->stats;
@@ -170,7 +197,7 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 
 	const int t = npa_pool_stat_type(b->pool);
 
-	if (should_split(dev, b, p->size)) {
+	if (should_split(dev, b, p->size, plain)) {
 		struct npa_block *rest = b;
 
 		b = split_front(dev, p);
@@ -200,9 +227,9 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	npa_stat_add(st->active, t, 1);
 	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
 	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (b->size >= dev->conf->max_split_size)
+	if (!plain && b->size >= dev->conf->max_split_size)
 		npa_stat_increase(&st->oversize_allocations, 1);
-	if (npa_recording(dev))
+	if (!plain && npa_recording(dev))
 		trace_alloc(dev, b);
 	*ptr = b->ptr;
 	return 0;
@@ -252,7 +279,7 @@ static bool mempool_fallback(struct npa_device *dev, struct npa_alloc_params *p)
 		if (npa_private_pool_begin(&dev->pools, id, this_call, dev) != 0)
 			return false;
 		mp.pool = npa_get_pool(dev, p->size, p->stream);
-		bool found = get_free_block(dev, &mp);
+		bool found = get_free_block(dev, &mp, false);
 		npa_private_pool_end(&dev->pools, id);
 		npa_private_pool_release(&dev->pools, id);
 		if (found) {
@@ -327,8 +354,9 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 /* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
 #define NPA_LAZY_RECLAIM_EVENTS 512
 
-int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen)
+static __attribute__((noinline)) int malloc_general(struct npa_device *dev, size_t orig_size,
+						    aclrtStream stream, void **ptr, char *err,
+						    size_t errlen)
 {
 	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
@@ -350,10 +378,10 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 		.stream = stream,
 		.pool = npa_get_pool(dev, size, stream),
 	};
-	bool found = get_free_block(dev, &p);
+	bool found = get_free_block(dev, &p, false);
 	if (!found && lazy && (dev->events.pending > 0 || dev->deferred != NULL)) {
 		npa_process_events(dev);
-		found = get_free_block(dev, &p);
+		found = get_free_block(dev, &p, false);
 	}
 	if (!found) {
 		int rc = retry_ladder(dev, &p, err, errlen);
@@ -369,16 +397,40 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 			return -ENOMEM;
 		}
 	}
-	return alloc_found_block(dev, &p, orig_size, ptr);
+	return alloc_found_block(dev, &p, orig_size, ptr, false);
 }
 
-/* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
-static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
-			       struct npa_block *src)
+/*
+ * A plain device finds its cached block without the general path's
+ * checks; a miss goes the general way from the start (finding nothing
+ * changed nothing: with no garbage collection the search has no effect).
+ */
+int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
+		      void **ptr, char *err, size_t errlen)
 {
-	if (src == NULL || src->allocated || src->event_count > 0 || src->nuses > 0 ||
-	    dst->mapped != src->mapped)
-		return 0;
+	if (npa_device_plain(dev) && npa_ptr_map_reserve(&dev->allocated) == 0) {
+		size_t size = npa_round_size_plain(dev, orig_size);
+		struct npa_alloc_params p = {
+			.size = size,
+			.stream = stream,
+			.pool = size <= NPA_SMALL_SIZE ? &dev->small : &dev->large,
+		};
+
+		if (get_free_block(dev, &p, true))
+			return alloc_found_block(dev, &p, orig_size, ptr, true);
+	}
+	return malloc_general(dev, orig_size, stream, ptr, err, errlen);
+}
+
+static inline bool mergeable(const struct npa_block *dst, const struct npa_block *src)
+{
+	return src != NULL && !src->allocated && src->event_count == 0 && src->nuses == 0 &&
+	       dst->mapped == src->mapped;
+}
+
+/* `dst` takes over the bytes and segment links of its free neighbour `src`. */
+static inline void absorb(struct npa_block *dst, struct npa_block *src)
+{
 	if (dst->prev == src) {
 		dst->ptr = src->ptr;
 		dst->prev = src->prev;
@@ -391,8 +443,17 @@ static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
 		if (dst->next != NULL)
 			dst->next->prev = dst;
 	}
-	size_t taken = src->size;
-	dst->size += taken;
+	dst->size += src->size;
+}
+
+/* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
+size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
+{
+	size_t taken = src != NULL ? src->size : 0;
+
+	if (!mergeable(dst, src))
+		return 0;
+	absorb(dst, src);
 	if (src->mapped)
 		npa_pool_remove(src->pool, src);
 	else
@@ -401,36 +462,50 @@ static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
 	return taken;
 }
 
-size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
-{
-	return try_merge(dev, dst, src);
-}
-
-/* Back into the pool, merged with free neighbours. */
+/*
+ * Back into the pool, merged with free neighbours. The merged block takes
+ * the tree node of a neighbour it absorbed when its key fits there; the
+ * other absorbed neighbour, if any, leaves the tree. `b` was allocated, so
+ * it is mapped and so is every neighbour it can merge with.
+ */
 static inline void free_block(struct npa_device *dev, struct npa_block *b)
 {
 	size_t orig_size = b->size;
 	int64_t split_blocks = 0, split_bytes = 0;
 	struct npa_block *candidates[2] = { b->prev, b->next };
+	struct npa_block *node = NULL; /* absorbed, still in the pool tree */
+	struct npa_pool *pool = b->pool;
 
 	for (int i = 0; i < 2; i++) {
-		size_t taken = try_merge(dev, b, candidates[i]);
-		if (taken > 0) {
-			split_blocks -= 1;
-			split_bytes -= (int64_t)taken;
+		struct npa_block *c = candidates[i];
+
+		if (!mergeable(b, c))
+			continue;
+		absorb(b, c);
+		split_blocks -= 1;
+		split_bytes -= (int64_t)c->size;
+		if (node != NULL) {
+			npa_pool_remove(pool, node);
+			npa_block_put(&dev->cache, node);
 		}
+		node = c;
 	}
-	npa_pool_insert(b->pool, b);
+	if (node != NULL) {
+		npa_pool_replace(pool, node, b);
+		npa_block_put(&dev->cache, node);
+	} else {
+		npa_pool_insert(pool, b);
+	}
 	if (npa_block_is_split(b)) {
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;
 	}
-	const int t = npa_pool_stat_type(b->pool);
+	const int t = npa_pool_stat_type(pool);
 	struct npa_stats *st = &dev->stats;
 
 	if (!npa_block_is_expandable(b)) {
-		npa_stat_update(st->inactive_split, b->pool, split_blocks);
-		npa_stat_update(st->inactive_split_bytes, b->pool, split_bytes);
+		npa_stat_update(st->inactive_split, pool, split_blocks);
+		npa_stat_update(st->inactive_split_bytes, pool, split_bytes);
 	}
 	npa_stat_sub(st->active, t, 1);
 	npa_stat_sub(st->active_bytes, t, (int64_t)orig_size);
@@ -530,6 +605,8 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	}
 	npa_handle_cache_fini(&dev->small);
 	npa_handle_cache_fini(&dev->large);
+	npa_pool_fini(&dev->small);
+	npa_pool_fini(&dev->large);
 	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
 		npa_handle_cache_drain(&pp->small);
 		npa_handle_cache_drain(&pp->large);
