@@ -106,7 +106,7 @@ static int apply(struct npa *a, const struct npa_conf *next)
 	}
 	a->conf = *next;
 	for (int i = 0; i < a->ndev; i++)
-		npa_device_conf_changed(&a->dev[i]);
+		a->dev[i].rounds_by_divisions = npa_conf_rounds_by_divisions(&a->conf);
 	struct host_limits limits = npa_host_limits_of(&a->conf);
 	npa_host_set_limits(a->host, &limits);
 	return 0;

@@ -62,10 +62,6 @@ struct npa_device {
 	/* Some roundup_power2_divisions interval has more than one division;
 	 * kept with conf (set at creation and by npa_set_conf). */
 	bool rounds_by_divisions;
-	/* No option bends a cached hit: no max_split_size, no rounding by
-	 * divisions, no expandable segments, no garbage collection. Kept by
-	 * npa_device_conf_changed. */
-	bool plain_conf;
 	struct npa_history history;
 	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
@@ -94,40 +90,16 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes);
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);
 bool npa_conf_rounds_by_divisions(const struct npa_conf *conf);
 
-/* The conf or the memory fraction changed: refresh what is kept of them. */
-void npa_device_conf_changed(struct npa_device *dev);
-
-/*
- * Whether a malloc can take the cached-hit path (npa_device_malloc): a
- * plain conf, no scope routing to a private pool, no capture, no stream
- * event to process or to record, no history being recorded.
- */
-static inline bool npa_device_plain(const struct npa_device *dev)
-{
-	return dev->plain_conf &&
-	       (dev->pools.nscopes | (size_t)dev->active_captures | dev->events.pending) == 0 &&
-	       dev->deferred == NULL && dev->history.ring == NULL;
-}
-
-/* round_size without roundup_power2_divisions. */
-static inline size_t npa_round_size_plain(const struct npa_device *dev, size_t size)
+/* Upstream round_size. */
+static inline size_t npa_round_size(const struct npa_device *dev, size_t size)
 {
 	size += dev->flavor->pad;
 	if (size < NPA_MIN_BLOCK_SIZE)
 		return NPA_MIN_BLOCK_SIZE;
+	unsigned d = dev->rounds_by_divisions ? npa_conf_divisions(dev->conf, size) : 0;
+	if (d > 1 && size > NPA_MIN_BLOCK_SIZE * d)
+		return npa_roundup_power2_next_division(size, d);
 	return NPA_MIN_BLOCK_SIZE * ((size + NPA_MIN_BLOCK_SIZE - 1) / NPA_MIN_BLOCK_SIZE);
-}
-
-/* Upstream round_size. */
-static inline size_t npa_round_size(const struct npa_device *dev, size_t size)
-{
-	size_t padded = size + dev->flavor->pad;
-	unsigned d = dev->rounds_by_divisions && padded >= NPA_MIN_BLOCK_SIZE
-			     ? npa_conf_divisions(dev->conf, padded) : 0;
-
-	if (d > 1 && padded > NPA_MIN_BLOCK_SIZE * d)
-		return npa_roundup_power2_next_division(padded, d);
-	return npa_round_size_plain(dev, size);
 }
 
 #define NPA_EXTRA_LARGE_BUFFER ((size_t)1 << 30) /* npu kExtraLargeBuffer */

@@ -23,7 +23,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	npa_pool_init(&dev->large, false);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
-	npa_device_conf_changed(dev);
+	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(conf);
 	if (npa_ptr_map_init(&dev->allocated) < 0)
 		return -ENOMEM;
 	dev->stats.max_split_size =
@@ -31,15 +31,6 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	if (conf->per_process_memory_fraction < 1.0)
 		return npa_device_set_fraction(dev, conf->per_process_memory_fraction);
 	return 0;
-}
-
-void npa_device_conf_changed(struct npa_device *dev)
-{
-	const struct npa_conf *c = dev->conf;
-
-	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(c);
-	dev->plain_conf = c->max_split_size == SIZE_MAX && !dev->rounds_by_divisions &&
-			  !c->expandable_segments && !npa_gc_enabled(dev);
 }
 
 /* Growth room of a free expandable block: itself and the unmapped block after it. */
@@ -72,20 +63,12 @@ expandable_candidate(struct npa_device *dev, struct npa_block *b)
 	return next != NULL && next->stream == b->stream ? next : NULL;
 }
 
-/*
- * The functions from here to alloc_found_block take `plain`: true only on
- * the path npa_device_plain lets through, a constant that folds away the
- * checks of options and states it rules out. Inlined with it, they are
- * the cached hit's fast path; with false, every other call.
- */
-#define NPA_HOT static inline __attribute__((always_inline))
-
 /* Best fit in the request's own stream, within the oversize rules. */
-NPA_HOT bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p, const bool plain)
+static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_params *p)
 {
-	size_t max_split = plain ? SIZE_MAX : dev->conf->max_split_size;
+	size_t max_split = dev->conf->max_split_size;
 
-	if (!plain && npa_gc_enabled(dev))
+	if (npa_gc_enabled(dev))
 		p->pool->gc_calls++;
 	struct npa_block *pred = NULL;
 	struct npa_block *b = npa_pool_exact(p->pool, p->stream, p->size);
@@ -131,16 +114,15 @@ static bool sorts_after(const struct npa_block *pred, aclrtStream stream, size_t
 	return pred->size != size ? pred->size < size : pred->ptr < ptr;
 }
 
-NPA_HOT bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size,
-			  const bool plain)
+static bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size)
 {
 	size_t remaining = b->size - size;
 
-	if (!plain && b->pool->owner != NULL && b->pool->owner->no_split)
+	if (b->pool->owner != NULL && b->pool->owner->no_split)
 		return false;
-	if (b->pool->is_small || (!plain && dev->conf->expandable_segments))
+	if (b->pool->is_small || dev->conf->expandable_segments)
 		return remaining >= NPA_MIN_BLOCK_SIZE;
-	return (plain || size < dev->conf->max_split_size) && remaining > NPA_SMALL_SIZE;
+	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
 }
 
 /*
@@ -185,8 +167,8 @@ static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
 				   b->stream, npa_pool_owner_id(b->pool), NULL);
 }
 
-NPA_HOT int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
-			      size_t orig_size, void **ptr, const bool plain)
+static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
+			     size_t orig_size, void **ptr)
 {
 	struct npa_block *b = p->block;
 	struct npa_stats *st = &dev->stats;
@@ -197,7 +179,7 @@ NPA_HOT int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p
 
 	const int t = npa_pool_stat_type(b->pool);
 
-	if (should_split(dev, b, p->size, plain)) {
+	if (should_split(dev, b, p->size)) {
 		struct npa_block *rest = b;
 
 		b = split_front(dev, p);
@@ -227,9 +209,9 @@ NPA_HOT int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p
 	npa_stat_add(st->active, t, 1);
 	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
 	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (!plain && b->size >= dev->conf->max_split_size)
+	if (b->size >= dev->conf->max_split_size)
 		npa_stat_increase(&st->oversize_allocations, 1);
-	if (!plain && npa_recording(dev))
+	if (npa_recording(dev))
 		trace_alloc(dev, b);
 	*ptr = b->ptr;
 	return 0;
@@ -279,7 +261,7 @@ static bool mempool_fallback(struct npa_device *dev, struct npa_alloc_params *p)
 		if (npa_private_pool_begin(&dev->pools, id, this_call, dev) != 0)
 			return false;
 		mp.pool = npa_get_pool(dev, p->size, p->stream);
-		bool found = get_free_block(dev, &mp, false);
+		bool found = get_free_block(dev, &mp);
 		npa_private_pool_end(&dev->pools, id);
 		npa_private_pool_release(&dev->pools, id);
 		if (found) {
@@ -354,9 +336,8 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 /* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
 #define NPA_LAZY_RECLAIM_EVENTS 512
 
-static __attribute__((noinline)) int malloc_general(struct npa_device *dev, size_t orig_size,
-						    aclrtStream stream, void **ptr, char *err,
-						    size_t errlen)
+int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
+		      void **ptr, char *err, size_t errlen)
 {
 	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
@@ -378,10 +359,10 @@ static __attribute__((noinline)) int malloc_general(struct npa_device *dev, size
 		.stream = stream,
 		.pool = npa_get_pool(dev, size, stream),
 	};
-	bool found = get_free_block(dev, &p, false);
+	bool found = get_free_block(dev, &p);
 	if (!found && lazy && (dev->events.pending > 0 || dev->deferred != NULL)) {
 		npa_process_events(dev);
-		found = get_free_block(dev, &p, false);
+		found = get_free_block(dev, &p);
 	}
 	if (!found) {
 		int rc = retry_ladder(dev, &p, err, errlen);
@@ -397,29 +378,7 @@ static __attribute__((noinline)) int malloc_general(struct npa_device *dev, size
 			return -ENOMEM;
 		}
 	}
-	return alloc_found_block(dev, &p, orig_size, ptr, false);
-}
-
-/*
- * A plain device finds its cached block without the general path's
- * checks; a miss goes the general way from the start (finding nothing
- * changed nothing: with no garbage collection the search has no effect).
- */
-int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen)
-{
-	if (npa_device_plain(dev) && npa_ptr_map_reserve(&dev->allocated) == 0) {
-		size_t size = npa_round_size_plain(dev, orig_size);
-		struct npa_alloc_params p = {
-			.size = size,
-			.stream = stream,
-			.pool = size <= NPA_SMALL_SIZE ? &dev->small : &dev->large,
-		};
-
-		if (get_free_block(dev, &p, true))
-			return alloc_found_block(dev, &p, orig_size, ptr, true);
-	}
-	return malloc_general(dev, orig_size, stream, ptr, err, errlen);
+	return alloc_found_block(dev, &p, orig_size, ptr);
 }
 
 static inline bool mergeable(const struct npa_block *dst, const struct npa_block *src)
