@@ -1,14 +1,16 @@
 /*
  * device_allocator.c - malloc and free on one device: best fit, the retry
  * ladder, splitting and merging (upstream DeviceCachingAllocator::malloc,
- * get_free_block, alloc_found_block, free, free_block, try_merge_blocks).
+ * get_free_block, alloc_found_block, free, free_block, try_merge_blocks),
+ * and npa_malloc and npa_free, which lock the device around them: in one
+ * file, a cached pair makes no call between the entry point and the pool.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "caching_allocator_impl.h"
 
 int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,
 		    const struct npa_conf *conf)
@@ -336,8 +338,8 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 /* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
 #define NPA_LAZY_RECLAIM_EVENTS 512
 
-int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen)
+static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
+				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
 	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
@@ -500,7 +502,8 @@ static __attribute__((cold, noinline)) void trace_free(struct npa_device *dev,
 		trace_free_completed(dev, b);
 }
 
-void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
+/* Frees the block in `slot`, as npa_device_find returned it. */
+static inline void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 {
 	struct npa_block *b = slot->block;
 
@@ -578,4 +581,44 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	if (leaked_bytes != NULL)
 		*leaked_bytes += bytes;
 	return leaks;
+}
+
+int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
+	       char *err, size_t errlen)
+{
+	struct npa_device *dev = npa_device_of(a, device);
+
+	*ptr = NULL;
+	if (dev == NULL)
+		return -ENODEV;
+	if (size == 0)
+		return 0;
+	if (size >= (size_t)1 << 60) {
+		npa_set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
+			? "CUDA out of memory. Tried to allocate more than 1EB memory."
+			: "NPU out of memory. Tried to allocate more than 1EB memory.");
+		return -ENOMEM;
+	}
+	npa_lock_acquire(&dev->lock);
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
+int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
+{
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev;
+
+	if (ptr == NULL)
+		return 0;
+	dev = npa_lock_owner(a, ptr, &slot);
+	if (dev == NULL) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "invalid device pointer: %p", ptr);
+		return -EINVAL;
+	}
+	npa_device_free(dev, slot);
+	npa_lock_release(&dev->lock);
+	return 0;
 }
