@@ -18,6 +18,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "size_runs.h"
 #include "snapshot.h"
 
 struct npa_segment;
@@ -26,6 +27,10 @@ struct npa_private_pool;
 
 struct npa_block {
 	RB_ENTRY(npa_block) node; /* in pool->blocks while free */
+	/* Neighbours in pool->blocks' order while in it, so that the next
+	 * and previous block are one load, not a walk up or down the tree. */
+	struct npa_block *pool_prev, *pool_next;
+	struct npa_block *run_next; /* the next run's first block in its size_runs chain */
 	char *ptr;
 	size_t size;
 	size_t requested_size;    /* last request served, kept when freed */
@@ -50,6 +55,7 @@ struct npa_block {
 	bool allocated;
 	bool mapped;              /* backed by memory (false only in expandable segments) */
 	bool expandable;          /* seg->kind == NPA_SEGMENT_EXPANDABLE, kept here for the hot path */
+	bool run_first;           /* in pool->runs: the first free block of its stream and size */
 };
 
 RB_HEAD(npa_block_tree, npa_block);
@@ -68,6 +74,8 @@ struct npa_handle_cache {
 
 struct npa_pool {
 	struct npa_block_tree blocks;
+	struct npa_size_runs runs;
+	size_t run_max;            /* the largest size size_runs indexes */
 	struct npa_unmapped_tree unmapped;
 	struct npa_handle_cache spare;
 	bool is_small;
@@ -156,6 +164,7 @@ static inline void npa_block_reset(struct npa_block *b)
 	b->allocated = false;
 	b->mapped = true;
 	b->expandable = false;
+	b->run_first = false;
 }
 
 /* The cache was empty: a fresh block from malloc, reset, or NULL. */
@@ -183,15 +192,72 @@ static inline void npa_block_put(struct npa_block_cache *c, struct npa_block *b)
 
 void npa_block_cache_drain(struct npa_block_cache *c);
 
+/* The largest small-pool request (kSmallSize); a larger small block is never an exact fit. */
+#define NPA_POOL_SMALL_REQUEST_MAX ((size_t)1 << 20)
+
 void npa_pool_init(struct npa_pool *pool, bool is_small);
+void npa_pool_fini(struct npa_pool *pool);
 void npa_pool_insert(struct npa_pool *pool, struct npa_block *b);
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b);
 /*
  * The first free block at or after (stream, size, 0), of any stream, or
  * NULL; with `pred`, also the last block before that key (the found
- * block's predecessor), which the descent passes anyway.
+ * block's predecessor), which the descent passes anyway. RB_NFIND with
+ * the key compared in place: no key block to build.
  */
-struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
-				 size_t size, struct npa_block **pred);
+static inline struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
+					       size_t size, struct npa_block **pred)
+{
+	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL, *before = NULL;
+	uintptr_t s = (uintptr_t)stream;
+
+	while (b != NULL) {
+		uintptr_t bs = (uintptr_t)b->stream;
+
+		if (s < bs || (s == bs && size <= b->size)) {
+			found = b;
+			b = RB_LEFT(b, node);
+		} else {
+			before = b;
+			b = RB_RIGHT(b, node);
+		}
+	}
+	if (pred != NULL)
+		*pred = before;
+	return found;
+}
+/* The first free block of exactly (stream, size): npa_pool_nfind's answer
+ * when there is one, found without the descent; else NULL. */
+static inline struct npa_block *npa_pool_exact(struct npa_pool *pool, aclrtStream stream,
+					       size_t size)
+{
+	if (pool->runs.count == 0 || size > pool->run_max)
+		return NULL;
+	return npa_size_runs_find(&pool->runs, stream, size);
+}
+static inline void npa_pool_set_key(struct npa_pool *pool, struct npa_block *b, char *ptr,
+				    size_t size)
+{
+	b->ptr = ptr;
+	b->size = size;
+	b->gc_base = pool->gc_calls;
+}
+
+void npa_pool_rekey_run(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size);
+
+/* `b`, in the pool, now starts at `ptr` with `size`; the caller has made
+ * sure its key still sorts between its neighbours, so it keeps its node.
+ * Inline when size_runs has nothing to change. */
+static inline void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr,
+				  size_t size)
+{
+	if (b->run_first || size <= pool->run_max)
+		npa_pool_rekey_run(pool, b, ptr, size);
+	else
+		npa_pool_set_key(pool, b, ptr, size);
+}
+/* `b` (in no tree) takes the place of `old`, which it has absorbed: its
+ * key is old's with a larger size. `old` leaves the pool. */
+void npa_pool_replace(struct npa_pool *pool, struct npa_block *old, struct npa_block *b);
 
 #endif /* NPA_BLOCK_H */

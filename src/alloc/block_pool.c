@@ -46,10 +46,80 @@ void npa_pool_init(struct npa_pool *pool, bool is_small)
 {
 	RB_INIT(&pool->blocks);
 	RB_INIT(&pool->unmapped);
+	npa_size_runs_init(&pool->runs);
+	pool->run_max = is_small ? NPA_POOL_SMALL_REQUEST_MAX : SIZE_MAX;
 	pool->spare = (struct npa_handle_cache){ 0 };
 	pool->is_small = is_small;
 	pool->owner = NULL;
 	pool->gc_calls = 0;
+}
+
+void npa_pool_fini(struct npa_pool *pool)
+{
+	npa_size_runs_fini(&pool->runs);
+}
+
+/* Same stream and size: the same run. */
+static bool same_run(const struct npa_block *a, const struct npa_block *b)
+{
+	return a != NULL && a->stream == b->stream && a->size == b->size;
+}
+
+/* `b` (in the tree) joins its run, first if it precedes the run's first block. */
+static void join_run(struct npa_pool *pool, struct npa_block *b, struct npa_block *first)
+{
+	if (first == NULL)
+		npa_size_runs_add(&pool->runs, b);
+	else if (b->ptr < first->ptr)
+		npa_size_runs_replace(&pool->runs, first, b);
+}
+
+/* `b` (still in the tree) leaves its run; `next` is its successor there. */
+static void leave_run(struct npa_pool *pool, struct npa_block *b, struct npa_block *next)
+{
+	if (!b->run_first)
+		return;
+	if (same_run(next, b))
+		npa_size_runs_replace(&pool->runs, b, next);
+	else
+		npa_size_runs_remove(&pool->runs, b);
+}
+
+/* `b` goes into the order between `prev` and `next` (either may be NULL). */
+static void thread(struct npa_block *b, struct npa_block *prev, struct npa_block *next)
+{
+	b->pool_prev = prev;
+	b->pool_next = next;
+	if (prev != NULL)
+		prev->pool_next = b;
+	if (next != NULL)
+		next->pool_prev = b;
+}
+
+static void unthread(struct npa_block *b)
+{
+	if (b->pool_prev != NULL)
+		b->pool_prev->pool_next = b->pool_next;
+	if (b->pool_next != NULL)
+		b->pool_next->pool_prev = b->pool_prev;
+}
+
+/* A new leaf: a left child comes right before its parent, a right child right after. */
+static void link_child(struct npa_pool *pool, struct npa_block *b, struct npa_block *parent,
+		       bool left)
+{
+	RB_SET(b, parent, node);
+	if (parent == NULL) {
+		RB_ROOT(&pool->blocks) = b;
+		thread(b, NULL, NULL);
+	} else if (left) {
+		RB_LEFT(parent, node) = b;
+		thread(b, parent->pool_prev, parent);
+	} else {
+		RB_RIGHT(parent, node) = b;
+		thread(b, parent, parent->pool_next);
+	}
+	npa_block_tree_RB_INSERT_COLOR(&pool->blocks, b);
 }
 
 /*
@@ -57,7 +127,7 @@ void npa_pool_init(struct npa_pool *pool, bool is_small)
  * a pool are unique (addresses are), so the descent needs no equality case
  * and no three-way comparator call per level.
  */
-void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
+static void insert_descending(struct npa_pool *pool, struct npa_block *b)
 {
 	struct npa_block *parent = NULL, *t = RB_ROOT(&pool->blocks);
 	const uintptr_t s = (uintptr_t)b->stream;
@@ -65,7 +135,6 @@ void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
 	const char *ptr = b->ptr;
 	bool left = false;
 
-	b->gc_base = pool->gc_calls;
 	while (t != NULL) {
 		uintptr_t ts = (uintptr_t)t->stream;
 
@@ -73,42 +142,102 @@ void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
 		left = s != ts ? s < ts : size != t->size ? size < t->size : ptr < t->ptr;
 		t = left ? RB_LEFT(t, node) : RB_RIGHT(t, node);
 	}
-	RB_SET(b, parent, node);
-	if (parent == NULL)
-		RB_ROOT(&pool->blocks) = b;
-	else if (left)
-		RB_LEFT(parent, node) = b;
+	link_child(pool, b, parent, left);
+}
+
+/*
+ * `b` goes right before `next`, as a leaf there without a descent from
+ * the root: next's left child if it has none, else the right child of
+ * next's predecessor, the largest of that left subtree, which has none.
+ */
+static void insert_before(struct npa_pool *pool, struct npa_block *b, struct npa_block *next)
+{
+	if (RB_LEFT(next, node) == NULL)
+		link_child(pool, b, next, true);
 	else
-		RB_RIGHT(parent, node) = b;
-	npa_block_tree_RB_INSERT_COLOR(&pool->blocks, b);
+		link_child(pool, b, next->pool_prev, false);
+}
+
+void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
+{
+	struct npa_block *first = NULL;
+
+	b->gc_base = pool->gc_calls;
+	if (b->size <= pool->run_max) {
+		first = npa_size_runs_find(&pool->runs, b->stream, b->size);
+		if (first != NULL && b->ptr < first->ptr) {
+			insert_before(pool, b, first);
+			npa_size_runs_replace(&pool->runs, first, b);
+			return;
+		}
+	}
+	insert_descending(pool, b);
+	if (first == NULL && b->size <= pool->run_max)
+		npa_size_runs_add(&pool->runs, b);
 }
 
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
 {
+	leave_run(pool, b, b->pool_next);
+	unthread(b);
 	RB_REMOVE(npa_block_tree, &pool->blocks, b);
 }
 
-/* RB_NFIND with the key (stream, size, 0) compared in place: no key block to build. */
-struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
-				 size_t size, struct npa_block **pred)
+void npa_pool_rekey_run(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size)
 {
-	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL, *before = NULL;
-	uintptr_t s = (uintptr_t)stream;
+	leave_run(pool, b, b->pool_next);
+	npa_pool_set_key(pool, b, ptr, size);
+	if (size <= pool->run_max)
+		join_run(pool, b, npa_size_runs_find(&pool->runs, b->stream, size));
+}
 
-	while (b != NULL) {
-		uintptr_t bs = (uintptr_t)b->stream;
+/* Whether key (stream, size, ptr) of `b` sorts before `next`'s. */
+static bool sorts_before(const struct npa_block *b, const struct npa_block *next)
+{
+	if (next == NULL || next->stream != b->stream)
+		return true;
+	return next->size != b->size ? b->size < next->size : b->ptr < next->ptr;
+}
 
-		if (s < bs || (s == bs && size <= b->size)) {
-			found = b;
-			b = RB_LEFT(b, node);
-		} else {
-			before = b;
-			b = RB_RIGHT(b, node);
-		}
+/* `b` takes over old's node: links, colour and the neighbours' links to it. */
+static void take_node(struct npa_pool *pool, struct npa_block *old, struct npa_block *b)
+{
+	struct npa_block *parent = RB_PARENT(old, node);
+
+	b->node = old->node;
+	thread(b, old->pool_prev, old->pool_next);
+	if (parent == NULL)
+		RB_ROOT(&pool->blocks) = b;
+	else if (RB_LEFT(parent, node) == old)
+		RB_LEFT(parent, node) = b;
+	else
+		RB_RIGHT(parent, node) = b;
+	if (RB_LEFT(b, node) != NULL)
+		RB_PARENT(RB_LEFT(b, node), node) = b;
+	if (RB_RIGHT(b, node) != NULL)
+		RB_PARENT(RB_RIGHT(b, node), node) = b;
+}
+
+/*
+ * A merge: `b` has grown over `old`, so its key is larger than old's and
+ * still sorts after old's predecessor; if it also sorts before old's
+ * successor it is in order in old's node, and no rebalancing is needed
+ * (upstream erases both and inserts the merged block).
+ */
+void npa_pool_replace(struct npa_pool *pool, struct npa_block *old, struct npa_block *b)
+{
+	struct npa_block *next = old->pool_next;
+
+	if (!sorts_before(b, next)) {
+		npa_pool_remove(pool, old);
+		npa_pool_insert(pool, b);
+		return;
 	}
-	if (pred != NULL)
-		*pred = before;
-	return found;
+	leave_run(pool, old, next);
+	take_node(pool, old, b);
+	b->gc_base = pool->gc_calls;
+	if (b->size <= pool->run_max)
+		join_run(pool, b, npa_size_runs_find(&pool->runs, b->stream, b->size));
 }
 
 struct npa_block *npa_block_new(void)

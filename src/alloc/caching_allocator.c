@@ -95,77 +95,10 @@ int npa_device_count(const struct npa *a)
 	return a->ndev;
 }
 
-static struct npa_device *device_of(struct npa *a, int device)
-{
-	return device >= 0 && device < a->ndev ? &a->dev[device] : NULL;
-}
-
-int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
-	       char *err, size_t errlen)
-{
-	struct npa_device *dev = device_of(a, device);
-
-	*ptr = NULL;
-	if (dev == NULL)
-		return -ENODEV;
-	if (size == 0)
-		return 0;
-	if (size >= (size_t)1 << 60) {
-		npa_set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
-			? "CUDA out of memory. Tried to allocate more than 1EB memory."
-			: "NPU out of memory. Tried to allocate more than 1EB memory.");
-		return -ENOMEM;
-	}
-	npa_lock_acquire(&dev->lock);
-	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
-	npa_lock_release(&dev->lock);
-	return rc;
-}
-
-/*
- * The device holding `ptr` as an allocated block, returned locked. With
- * several devices, only those whose segments span `ptr` are locked and
- * searched.
- */
-static inline struct npa_device *lock_owner(struct npa *a, const void *ptr,
-					     struct npa_ptr_slot **out)
-{
-	for (int i = 0; i < a->ndev; i++) {
-		struct npa_device *dev = &a->dev[i];
-
-		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
-			continue;
-		npa_lock_acquire(&dev->lock);
-		*out = npa_device_find(dev, ptr);
-		if (*out != NULL)
-			return dev;
-		npa_lock_release(&dev->lock);
-	}
-	return NULL;
-}
-
-int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
-{
-	struct npa_ptr_slot *slot;
-	struct npa_device *dev;
-
-	if (ptr == NULL)
-		return 0;
-	dev = lock_owner(a, ptr, &slot);
-	if (dev == NULL) {
-		if (err != NULL && errlen > 0)
-			snprintf(err, errlen, "invalid device pointer: %p", ptr);
-		return -EINVAL;
-	}
-	npa_device_free(dev, slot);
-	npa_lock_release(&dev->lock);
-	return 0;
-}
-
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
 	struct npa_ptr_slot *slot;
-	struct npa_device *dev = lock_owner(a, ptr, &slot);
+	struct npa_device *dev = npa_lock_owner(a, ptr, &slot);
 
 	if (dev == NULL)
 		return -EINVAL;
@@ -189,7 +122,7 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
 	struct npa_ptr_slot *slot;
-	struct npa_device *dev = lock_owner(a, ptr, &slot);
+	struct npa_device *dev = npa_lock_owner(a, ptr, &slot);
 
 	if (dev == NULL)
 		return -EINVAL;
@@ -200,7 +133,7 @@ int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL || size == 0)
 		return false;
@@ -220,7 +153,7 @@ bool npa_range_reserved_held(struct npa *a, int device, const void *ptr, size_t 
 
 int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 	struct npa_segment *seg;
 	size_t count = 0;
 
@@ -244,7 +177,7 @@ int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t
 size_t npa_block_size(struct npa *a, const void *ptr)
 {
 	struct npa_ptr_slot *slot;
-	struct npa_device *dev = lock_owner(a, ptr, &slot);
+	struct npa_device *dev = npa_lock_owner(a, ptr, &slot);
 
 	if (dev == NULL)
 		return 0;
@@ -262,7 +195,7 @@ static int for_devices(struct npa *a, int device, int (*fn)(struct npa_device *)
 	int last = device < 0 ? a->ndev - 1 : device;
 	int rc = 0;
 
-	if (device_of(a, first) == NULL || device < -1)
+	if (npa_device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last && rc == 0; i++) {
 		npa_lock_acquire(&a->dev[i].lock);
@@ -338,7 +271,7 @@ int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errle
 
 int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;
@@ -362,7 +295,7 @@ int npa_reset_accumulated_stats(struct npa *a, int device)
 int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *err,
 			    size_t errlen)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;
@@ -380,7 +313,7 @@ int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *er
 
 double npa_get_memory_fraction(struct npa *a, int device)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 	size_t free, total;
 	double f = 1.0;
 
@@ -395,7 +328,7 @@ double npa_get_memory_fraction(struct npa *a, int device)
 
 int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;
@@ -409,7 +342,7 @@ int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
 	int last = device < 0 ? a->ndev - 1 : device;
 
 	memset(out, 0, sizeof(*out));
-	if (device_of(a, first) == NULL || device < -1)
+	if (npa_device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last; i++) {
 		npa_lock_acquire(&a->dev[i].lock);
@@ -425,7 +358,7 @@ int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
 
 int npa_check(struct npa *a, int device, char *err, size_t errlen)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;

@@ -28,4 +28,32 @@ static inline void npa_set_err(char *err, size_t errlen, const char *msg)
 		snprintf(err, errlen, "%s", msg);
 }
 
+/* Device `device`, or NULL if there is none of that number. */
+static inline struct npa_device *npa_device_of(struct npa *a, int device)
+{
+	return device >= 0 && device < a->ndev ? &a->dev[device] : NULL;
+}
+
+/*
+ * The device holding `ptr` as an allocated block, returned locked. With
+ * several devices, only those whose segments span `ptr` are locked and
+ * searched.
+ */
+static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
+						 struct npa_ptr_slot **out)
+{
+	for (int i = 0; i < a->ndev; i++) {
+		struct npa_device *dev = &a->dev[i];
+
+		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
+			continue;
+		npa_lock_acquire(&dev->lock);
+		*out = npa_device_find(dev, ptr);
+		if (*out != NULL)
+			return dev;
+		npa_lock_release(&dev->lock);
+	}
+	return NULL;
+}
+
 #endif /* NPA_CACHING_ALLOCATOR_IMPL_H */

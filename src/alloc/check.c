@@ -149,10 +149,35 @@ static bool sorts_before(const struct npa_block *a, const struct npa_block *b)
 	return a->ptr < b->ptr;
 }
 
+/*
+ * The pool order's threads match the tree, and size_runs holds exactly
+ * the first block of each run it indexes: a wrong entry there would hand
+ * out another block than the tree's lower bound.
+ */
+static int check_links(const struct npa_pool *pool, const struct npa_block *b,
+		       const struct npa_block *prev, size_t *runs, char *err, size_t errlen)
+{
+	bool first = prev == NULL || prev->stream != b->stream || prev->size != b->size;
+	bool indexed = b->size <= pool->run_max;
+
+	if (b->pool_prev != prev || (prev != NULL && prev->pool_next != b))
+		return npa_broken(err, errlen, "pool order links of block %p are wrong",
+				  (void *)b->ptr);
+	if (b->run_first != (first && indexed) ||
+	    (b->run_first && npa_size_runs_find(&pool->runs, b->stream, b->size) != b))
+		return npa_broken(err, errlen, "size runs index block %p wrongly (first of its "
+				  "size: %s, indexed: %s)", (void *)b->ptr, first ? "yes" : "no",
+				  b->run_first ? "yes" : "no");
+	*runs += b->run_first;
+	return 0;
+}
+
 static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapped,
 		      char *err, size_t errlen)
 {
 	struct npa_block *b, *prev = NULL;
+	size_t runs = 0;
+	int rc;
 
 	RB_FOREACH(b, npa_unmapped_tree, (struct npa_unmapped_tree *)&pool->unmapped) {
 		if (b->mapped || b->allocated || b->pool != pool)
@@ -168,9 +193,17 @@ static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapp
 		if (prev != NULL && !sorts_before(prev, b))
 			return npa_broken(err, errlen, "pool holds block %p after %p out of order",
 					  (void *)b->ptr, (void *)prev->ptr);
+		rc = check_links(pool, b, prev, &runs, err, errlen);
+		if (rc < 0)
+			return rc;
 		prev = b;
 		(*count)++;
 	}
+	if (prev != NULL && prev->pool_next != NULL)
+		return npa_broken(err, errlen, "the last pool block %p has a next", (void *)prev->ptr);
+	if (runs != pool->runs.count)
+		return npa_broken(err, errlen, "size runs count %zu runs, the pool has %zu",
+				  pool->runs.count, runs);
 	return 0;
 }
 

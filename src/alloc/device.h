@@ -79,6 +79,7 @@ struct npa_alloc_params {
 	/* A cached block found by best fit stays in the pool until it is known
 	 * whether it must leave; pred is its predecessor there (or NULL). */
 	bool in_pool;
+	bool pred_known;    /* an exact fit is found without its predecessor */
 	struct npa_block *pred;
 };
 
@@ -288,16 +289,12 @@ static inline void npa_trace(struct npa_device *dev, enum npa_trace_action actio
 
 /* device_allocator.c: malloc, free and merging. */
 size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);
-int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen);
 /* The blocks freed during a capture get their events now (none is under way). */
 void npa_insert_deferred_events(struct npa_device *dev);
 /* empty_cache of pool `id` ((0,0): the default pools and every freeable
  * private pool), as upstream release_cached_blocks. */
 int npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
 			    bool keep_handles);
-/* Frees the block in `slot`, as npa_device_find returned it. */
-void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot);
 void npa_free_block(struct npa_device *dev, struct npa_block *b);
 /* The pointer map's slot of allocated block `ptr`, or NULL; slot->block is the block. */
 static inline struct npa_ptr_slot *npa_device_find(struct npa_device *dev, const void *ptr)

@@ -1,14 +1,16 @@
 /*
  * device_allocator.c - malloc and free on one device: best fit, the retry
  * ladder, splitting and merging (upstream DeviceCachingAllocator::malloc,
- * get_free_block, alloc_found_block, free, free_block, try_merge_blocks).
+ * get_free_block, alloc_found_block, free, free_block, try_merge_blocks),
+ * and npa_malloc and npa_free, which lock the device around them: in one
+ * file, a cached pair makes no call between the entry point and the pool.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "caching_allocator_impl.h"
 
 int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,
 		    const struct npa_conf *conf)
@@ -71,15 +73,20 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 
 	if (npa_gc_enabled(dev))
 		p->pool->gc_calls++;
-	struct npa_block *pred;
-	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
+	struct npa_block *pred = NULL;
+	struct npa_block *b = npa_pool_exact(p->pool, p->stream, p->size);
+	/* An exact fit is never split, so its predecessor is not needed. */
+	bool pred_known = b == NULL;
+	if (b == NULL)
+		b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
 	if (b == NULL || b->stream != p->stream)
 		return false;
 	if (npa_block_is_expandable(b)) {
 		b = expandable_candidate(dev, b);
 		if (b == NULL)
 			return false;
-		pred = RB_PREV(npa_block_tree, &p->pool->blocks, b);
+		pred = b->pool_prev;
+		pred_known = true;
 	}
 	/* Never hand an oversize block to a normal request ... */
 	if (p->size < max_split && b->size >= max_split)
@@ -90,6 +97,7 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 	p->block = b;
 	p->in_pool = true;
 	p->pred = pred;
+	p->pred_known = pred_known;
 	return true;
 }
 
@@ -133,6 +141,8 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 
 	if (front == NULL)
 		return NULL;
+	if (p->in_pool && !p->pred_known)
+		p->pred = b->pool_prev;
 	bool keep = p->in_pool && sorts_after(p->pred, b->stream, b->size - size, b->ptr + size);
 	if (!keep)
 		take_out_of_pool(p);
@@ -143,12 +153,13 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 	front->seg = b->seg;
 	front->expandable = b->expandable;
 	npa_block_link_before(front, b);
-	b->ptr += size;
-	b->size -= size;
-	if (keep)
-		b->gc_base = b->pool->gc_calls;
-	else
+	if (keep) {
+		npa_pool_rekey(b->pool, b, b->ptr + size, b->size - size);
+	} else {
+		b->ptr += size;
+		b->size -= size;
 		npa_pool_insert(b->pool, b);
+	}
 	return front;
 }
 
@@ -328,8 +339,8 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 /* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
 #define NPA_LAZY_RECLAIM_EVENTS 512
 
-int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen)
+static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
+				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
 	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
@@ -373,13 +384,15 @@ int npa_device_malloc(struct npa_device *dev, size_t orig_size, aclrtStream stre
 	return alloc_found_block(dev, &p, orig_size, ptr);
 }
 
-/* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
-static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
-			       struct npa_block *src)
+static inline bool mergeable(const struct npa_block *dst, const struct npa_block *src)
 {
-	if (src == NULL || src->allocated || src->event_count > 0 || src->nuses > 0 ||
-	    dst->mapped != src->mapped)
-		return 0;
+	return src != NULL && !src->allocated && src->event_count == 0 && src->nuses == 0 &&
+	       dst->mapped == src->mapped;
+}
+
+/* `dst` takes over the bytes and segment links of its free neighbour `src`. */
+static inline void absorb(struct npa_block *dst, struct npa_block *src)
+{
 	if (dst->prev == src) {
 		dst->ptr = src->ptr;
 		dst->prev = src->prev;
@@ -392,8 +405,17 @@ static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
 		if (dst->next != NULL)
 			dst->next->prev = dst;
 	}
-	size_t taken = src->size;
-	dst->size += taken;
+	dst->size += src->size;
+}
+
+/* Absorb free neighbour `src` into `dst` (in no tree); returns the bytes taken over. */
+size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
+{
+	size_t taken = src != NULL ? src->size : 0;
+
+	if (!mergeable(dst, src))
+		return 0;
+	absorb(dst, src);
 	if (src->mapped)
 		npa_pool_remove(src->pool, src);
 	else
@@ -402,36 +424,50 @@ static inline size_t try_merge(struct npa_device *dev, struct npa_block *dst,
 	return taken;
 }
 
-size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src)
-{
-	return try_merge(dev, dst, src);
-}
-
-/* Back into the pool, merged with free neighbours. */
+/*
+ * Back into the pool, merged with free neighbours. The merged block takes
+ * the tree node of a neighbour it absorbed when its key fits there; the
+ * other absorbed neighbour, if any, leaves the tree. `b` was allocated, so
+ * it is mapped and so is every neighbour it can merge with.
+ */
 static inline void free_block(struct npa_device *dev, struct npa_block *b)
 {
 	size_t orig_size = b->size;
 	int64_t split_blocks = 0, split_bytes = 0;
 	struct npa_block *candidates[2] = { b->prev, b->next };
+	struct npa_block *node = NULL; /* absorbed, still in the pool tree */
+	struct npa_pool *pool = b->pool;
 
 	for (int i = 0; i < 2; i++) {
-		size_t taken = try_merge(dev, b, candidates[i]);
-		if (taken > 0) {
-			split_blocks -= 1;
-			split_bytes -= (int64_t)taken;
+		struct npa_block *c = candidates[i];
+
+		if (!mergeable(b, c))
+			continue;
+		absorb(b, c);
+		split_blocks -= 1;
+		split_bytes -= (int64_t)c->size;
+		if (node != NULL) {
+			npa_pool_remove(pool, node);
+			npa_block_put(&dev->cache, node);
 		}
+		node = c;
 	}
-	npa_pool_insert(b->pool, b);
+	if (node != NULL) {
+		npa_pool_replace(pool, node, b);
+		npa_block_put(&dev->cache, node);
+	} else {
+		npa_pool_insert(pool, b);
+	}
 	if (npa_block_is_split(b)) {
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;
 	}
-	const int t = npa_pool_stat_type(b->pool);
+	const int t = npa_pool_stat_type(pool);
 	struct npa_stats *st = &dev->stats;
 
 	if (!npa_block_is_expandable(b)) {
-		npa_stat_update(st->inactive_split, b->pool, split_blocks);
-		npa_stat_update(st->inactive_split_bytes, b->pool, split_bytes);
+		npa_stat_update(st->inactive_split, pool, split_blocks);
+		npa_stat_update(st->inactive_split_bytes, pool, split_bytes);
 	}
 	npa_stat_sub(st->active, t, 1);
 	npa_stat_sub(st->active_bytes, t, (int64_t)orig_size);
@@ -467,7 +503,8 @@ static __attribute__((cold, noinline)) void trace_free(struct npa_device *dev,
 		trace_free_completed(dev, b);
 }
 
-void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
+/* Frees the block in `slot`, as npa_device_find returned it. */
+static inline void npa_device_free(struct npa_device *dev, struct npa_ptr_slot *slot)
 {
 	struct npa_block *b = slot->block;
 
@@ -534,6 +571,8 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	}
 	npa_handle_cache_fini(&dev->small);
 	npa_handle_cache_fini(&dev->large);
+	npa_pool_fini(&dev->small);
+	npa_pool_fini(&dev->large);
 	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
 		npa_handle_cache_drain(&pp->small);
 		npa_handle_cache_drain(&pp->large);
@@ -546,4 +585,44 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	if (leaked_bytes != NULL)
 		*leaked_bytes += bytes;
 	return leaks;
+}
+
+int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
+	       char *err, size_t errlen)
+{
+	struct npa_device *dev = npa_device_of(a, device);
+
+	*ptr = NULL;
+	if (dev == NULL)
+		return -ENODEV;
+	if (size == 0)
+		return 0;
+	if (size >= (size_t)1 << 60) {
+		npa_set_err(err, errlen, a->flavor->oom_style == NPA_OOM_CUDA
+			? "CUDA out of memory. Tried to allocate more than 1EB memory."
+			: "NPU out of memory. Tried to allocate more than 1EB memory.");
+		return -ENOMEM;
+	}
+	npa_lock_acquire(&dev->lock);
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
+int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
+{
+	struct npa_ptr_slot *slot;
+	struct npa_device *dev;
+
+	if (ptr == NULL)
+		return 0;
+	dev = npa_lock_owner(a, ptr, &slot);
+	if (dev == NULL) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "invalid device pointer: %p", ptr);
+		return -EINVAL;
+	}
+	npa_device_free(dev, slot);
+	npa_lock_release(&dev->lock);
+	return 0;
 }

@@ -132,14 +132,9 @@ int npa_record_memory_history(struct npa *a, int device, const char *enabled,
 	return 0;
 }
 
-static struct npa_device *device_of(struct npa *a, int device)
-{
-	return device >= 0 && device < a->ndev ? &a->dev[device] : NULL;
-}
-
 int npa_history_state(struct npa *a, int device, struct npa_history_state *out)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	if (dev == NULL)
 		return -ENODEV;
@@ -156,7 +151,7 @@ int npa_history_state(struct npa *a, int device, struct npa_history_state *out)
 
 uint64_t npa_history_recorded(struct npa *a, int device)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	return dev ? __atomic_load_n(&dev->history.recorded, __ATOMIC_ACQUIRE) : 0;
 }
@@ -184,7 +179,7 @@ static int copy_locked(const struct npa_history *h, uint64_t since, struct npa_t
 
 int npa_history_copy(struct npa *a, int device, uint64_t since, struct npa_trace *out)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	memset(out, 0, sizeof(*out));
 	if (dev == NULL)

@@ -143,6 +143,8 @@ static void pool_free(struct npa_private_pools *pp, struct npa_private_pool *p)
 	/* The caller has given the physical pages back (npa_handle_cache_drain). */
 	free(p->small.spare.h);
 	free(p->large.spare.h);
+	npa_pool_fini(&p->small);
+	npa_pool_fini(&p->large);
 	free(p);
 }
 

@@ -122,3 +122,34 @@ struct npa_pool_id fx_pool_of(struct npa *a, const void *ptr)
 	npa_snapshot_release(&snap);
 	return id;
 }
+
+uint64_t fx_next(struct fx_rng *r)
+{
+	uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+size_t fx_below(struct fx_rng *r, size_t n)
+{
+	return (size_t)(fx_next(r) % n);
+}
+
+void fx_free_random(struct npa *a, struct fx_rng *r, void **live, size_t *nlive,
+		    const aclrtStream *streams, size_t nstreams)
+{
+	size_t i = fx_below(r, *nlive);
+	void *p = live[i];
+
+	live[i] = live[--*nlive];
+	if (fx_below(r, 3) == 0) {
+		aclrtStream s = streams[fx_below(r, nstreams)];
+
+		assert_int_equal(npa_record_stream(a, p, s), 0);
+		if (fx_below(r, 2) == 0)
+			assert_int_equal(npusim_launch_open(s), ACL_SUCCESS);
+	}
+	fx_free(a, p);
+}

@@ -64,6 +64,22 @@ struct npa_pool_id fx_pool_of(struct npa *a, const void *ptr);
 /* Device counters of device 0. */
 struct npusim_counters fx_device(void);
 
+/* A seeded pseudo-random sequence (splitmix64): traces that repeat exactly. */
+struct fx_rng {
+	uint64_t s;
+};
+uint64_t fx_next(struct fx_rng *r);
+/* Uniform enough below `n` (n > 0). */
+size_t fx_below(struct fx_rng *r, size_t n);
+
+/*
+ * Free a random one of live[0..*nlive) and take it out; one time in three
+ * it is first recorded on a random one of `streams`, which is then left
+ * busy half the time, so its free waits for an event.
+ */
+void fx_free_random(struct npa *a, struct fx_rng *r, void **live, size_t *nlive,
+		    const aclrtStream *streams, size_t nstreams);
+
 #define ALL NPA_STAT_ALL
 #define SMALL NPA_STAT_SMALL_POOL
 #define LARGE NPA_STAT_LARGE_POOL

@@ -11,39 +11,21 @@
 #define LIVE 256
 #define STREAMS 3
 
-struct rng {
-	uint64_t s;
-};
-
-static uint64_t next(struct rng *r)
-{
-	uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-static size_t below(struct rng *r, size_t n)
-{
-	return (size_t)(next(r) % n);
-}
-
 /* Mostly small, some 1-10 MiB, a few up to 60 MiB: every pool and segment kind. */
-static size_t random_size(struct rng *r)
+static size_t random_size(struct fx_rng *r)
 {
-	size_t k = below(r, 100);
+	size_t k = fx_below(r, 100);
 
 	if (k < 70)
-		return 1 + below(r, 1 * MiB);
+		return 1 + fx_below(r, 1 * MiB);
 	if (k < 92)
-		return 1 * MiB + below(r, 9 * MiB);
-	return 10 * MiB + below(r, 50 * MiB);
+		return 1 * MiB + fx_below(r, 9 * MiB);
+	return 10 * MiB + fx_below(r, 50 * MiB);
 }
 
 struct trace {
 	struct npa *a;
-	struct rng rng;
+	struct fx_rng rng;
 	aclrtStream streams[STREAMS];
 	void *live[LIVE];
 	size_t nlive;
@@ -57,7 +39,7 @@ static void step_alloc(struct trace *t)
 
 	if (t->nlive == LIVE)
 		return;
-	int rc = npa_malloc(t->a, 0, random_size(&t->rng), t->streams[below(&t->rng, STREAMS)],
+	int rc = npa_malloc(t->a, 0, random_size(&t->rng), t->streams[fx_below(&t->rng, STREAMS)],
 			    &p, err, sizeof(err));
 	if (rc == -ENOMEM) {
 		t->ooms++;
@@ -67,35 +49,17 @@ static void step_alloc(struct trace *t)
 	t->live[t->nlive++] = p;
 }
 
-static void step_free(struct trace *t)
-{
-	if (t->nlive == 0)
-		return;
-	size_t i = below(&t->rng, t->nlive);
-	void *p = t->live[i];
-
-	t->live[i] = t->live[--t->nlive];
-	if (below(&t->rng, 3) == 0) {
-		aclrtStream s = t->streams[below(&t->rng, STREAMS)];
-
-		assert_int_equal(npa_record_stream(t->a, p, s), 0);
-		if (below(&t->rng, 2) == 0)
-			assert_int_equal(npusim_launch_open(s), ACL_SUCCESS);
-	}
-	fx_free(t->a, p);
-}
-
 static void step(struct trace *t)
 {
-	size_t k = below(&t->rng, 100);
+	size_t k = fx_below(&t->rng, 100);
 
 	/* Allocating gets rarer as blocks pile up: about LIVE / 2 stay live. */
-	if (k < 92 && below(&t->rng, LIVE) >= t->nlive)
+	if (k < 92 && fx_below(&t->rng, LIVE) >= t->nlive)
 		step_alloc(t);
 	else if (k < 92)
-		step_free(t);
+		fx_free_random(t->a, &t->rng, t->live, &t->nlive, t->streams, STREAMS);
 	else if (k < 97)
-		assert_int_equal(aclrtSynchronizeStream(t->streams[below(&t->rng, STREAMS)]),
+		assert_int_equal(aclrtSynchronizeStream(t->streams[fx_below(&t->rng, STREAMS)]),
 				 ACL_SUCCESS);
 	else if (k < 99)
 		assert_int_equal(npa_empty_cache(t->a, 0), 0);

@@ -1,12 +1,14 @@
 /*
- * bench_alloc - the allocator against glibc on the same size sequences.
+ * bench_alloc - the allocator against glibc, jemalloc and mimalloc on the
+ * same size sequences.
  *
  * Each workload's alloc/free events are replayed directly (no trace
  * machinery, no streams) against npa_malloc/npa_free on a device with no
- * malloc cost, and against malloc/free. Neither side touches the memory.
- * The first allocator pass is "cold" (it fills the cache from the device);
- * later passes are "warm" and are what the 2x target is about. Warm passes
- * of the two alternate, and the median pass of each is kept.
+ * malloc cost, and against each baseline's malloc/free (bench_baseline.h).
+ * None touches the memory. The first allocator pass is "cold" (it fills
+ * the cache from the device); later passes are "warm" and are what the 2x
+ * target is about. Warm passes of all of them alternate, and the median
+ * pass of each is kept.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include <npumemfs/npusim.h>
 
+#include "bench_baseline.h"
 #include "bench_traces.h"
 #include "bench_util.h"
 
@@ -78,7 +81,7 @@ static int npa_pass(struct npa *a, struct workload *w, uint64_t *ns, char *err,
 	return 0;
 }
 
-static uint64_t glibc_pass(struct workload *w)
+static uint64_t baseline_pass(const struct bench_baseline *b, struct workload *w)
 {
 	uint64_t t0 = bench_now_ns();
 
@@ -86,9 +89,9 @@ static uint64_t glibc_pass(struct workload *w)
 		const struct op *o = &w->ops[i];
 
 		if (o->is_free) {
-			free(w->ptrs[o->slot]);
+			b->free(w->ptrs[o->slot]);
 		} else {
-			w->ptrs[o->slot] = malloc(o->size);
+			w->ptrs[o->slot] = b->malloc(o->size);
 			bench_escape(w->ptrs[o->slot]);
 		}
 	}
@@ -103,7 +106,8 @@ static size_t passes_for(uint64_t pass_ns)
 }
 
 struct result {
-	double cold_ns, warm_ns, glibc_ns; /* per alloc+free pair */
+	double cold_ns, warm_ns;           /* per alloc+free pair */
+	double base_ns[BENCH_BASELINES];
 	double frag;                       /* peak reserved / peak allocated */
 	uint64_t device_mallocs;
 };
@@ -121,14 +125,16 @@ static void npa_figures(struct npa *a, struct result *res)
 }
 
 /*
- * One cold allocator pass and one glibc warm-up pass, then warm passes of
- * both in turn, so noise from the rest of the machine lands on both alike.
+ * One cold allocator pass and a warm-up pass of each baseline, then warm
+ * passes of all in turn, so noise from the rest of the machine lands on
+ * all alike.
  */
-static int measure(struct workload *w, struct result *res, char *err, size_t errlen)
+static int measure(const struct bench_baseline base[BENCH_BASELINES], struct workload *w,
+		   struct result *res, char *err, size_t errlen)
 {
-	double npa_v[MAX_PASSES], glibc_v[MAX_PASSES];
+	double npa_v[MAX_PASSES], base_v[BENCH_BASELINES][MAX_PASSES];
 	struct npa *a;
-	uint64_t ns, glibc_ns;
+	uint64_t ns, slowest;
 	size_t n;
 	int rc;
 
@@ -137,28 +143,50 @@ static int measure(struct workload *w, struct result *res, char *err, size_t err
 		return rc;
 	rc = npa_pass(a, w, &ns, err, errlen);
 	res->cold_ns = (double)ns / w->pairs;
-	glibc_ns = glibc_pass(w);
-	n = passes_for(ns > glibc_ns ? ns : glibc_ns);
+	slowest = ns;
+	for (int j = 0; j < BENCH_BASELINES; j++) {
+		uint64_t t = base[j].present ? baseline_pass(&base[j], w) : 0;
+
+		slowest = t > slowest ? t : slowest;
+	}
+	n = passes_for(slowest);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = npa_pass(a, w, &ns, err, errlen);
 		npa_v[i] = (double)ns / w->pairs;
-		glibc_v[i] = (double)glibc_pass(w) / w->pairs;
+		for (int j = 0; j < BENCH_BASELINES; j++)
+			base_v[j][i] = base[j].present
+				? (double)baseline_pass(&base[j], w) / w->pairs : 0;
 	}
 	if (rc == 0) {
 		res->warm_ns = bench_median(npa_v, n);
-		res->glibc_ns = bench_median(glibc_v, n);
+		for (int j = 0; j < BENCH_BASELINES; j++)
+			res->base_ns[j] = bench_median(base_v[j], n);
 		npa_figures(a, res);
 	}
 	npa_destroy(a, NULL);
 	return rc;
 }
 
-static int bench_one(const char *kind, char *err, size_t errlen)
+static void print_row(const char *kind, const struct bench_baseline base[BENCH_BASELINES],
+		      const struct workload *w, const struct result *r)
+{
+	double ratio = r->warm_ns / r->base_ns[BENCH_GLIBC];
+
+	printf("%-9s %8zu %9.1f %9.1f", kind, w->pairs, r->cold_ns, r->warm_ns);
+	for (int j = 0; j < BENCH_BASELINES; j++)
+		bench_print_figure(base[j].present, r->base_ns[j], 9, 1);
+	printf(" %9.2f  %-8s", ratio, bench_verdict(ratio <= TARGET_RATIO));
+	for (int j = BENCH_JEMALLOC; j < BENCH_BASELINES; j++)
+		bench_print_figure(base[j].present, r->warm_ns / r->base_ns[j], 9, 2);
+	printf(" %10.3f %12llu\n", r->frag, (unsigned long long)r->device_mallocs);
+}
+
+static int bench_one(const struct bench_baseline base[BENCH_BASELINES], const char *kind,
+		     char *err, size_t errlen)
 {
 	struct wl_trace *t = NULL;
 	struct workload w = { 0 };
 	struct result r = { 0 };
-	double ratio;
 	int rc;
 
 	rc = bench_trace_make(kind, BENCH_SEED, &t, err, errlen);
@@ -169,36 +197,35 @@ static int bench_one(const char *kind, char *err, size_t errlen)
 	if (rc == 0)
 		rc = bench_device_up(CAPACITY, err, errlen);
 	if (rc == 0) {
-		rc = measure(&w, &r, err, errlen);
+		rc = measure(base, &w, &r, err, errlen);
 		bench_device_down();
 	}
-	if (rc == 0) {
-		ratio = r.warm_ns / r.glibc_ns;
-		printf("%-9s %8zu %9.1f %9.1f %9.1f %9.2f  %-8s %10.3f %12llu\n", kind,
-		       w.pairs, r.cold_ns, r.warm_ns, r.glibc_ns, ratio,
-		       bench_verdict(ratio <= TARGET_RATIO), r.frag,
-		       (unsigned long long)r.device_mallocs);
-	}
+	if (rc == 0)
+		print_row(kind, base, &w, &r);
 	workload_release(&w);
 	if (t)
 		wl_trace_free(t);
 	return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char *const kinds[] = { "churn", "training", "random" };
+	struct bench_baseline base[BENCH_BASELINES];
 	char err[NPA_ERRLEN] = "";
 
-	printf("bench_alloc: alloc+free pairs replayed directly; npa on a device with no malloc cost vs glibc\n");
-	printf("ns/pair = time per alloc+free pair; ratio = npa warm / glibc (target <= %.1f);\n"
+	(void)argc;
+	bench_baseline_prepare(argv);
+	bench_baselines_open(base);
+	printf("bench_alloc: alloc+free pairs replayed directly; npa on a device with no malloc cost vs glibc, jemalloc, mimalloc\n");
+	printf("ns/pair = time per alloc+free pair; ratio = npa warm / glibc (target <= %.1f); /je, /mi = npa warm / jemalloc, mimalloc;\n"
 	       "peak res/alloc = peak reserved / peak allocated; dev mallocs = device mallocs over all passes\n\n",
 	       TARGET_RATIO);
-	printf("%-9s %8s %9s %9s %9s %9s  %-8s %10s %12s\n", "trace", "pairs",
-	       "npa cold", "npa warm", "glibc", "ratio", "target", "res/alloc",
-	       "dev mallocs");
+	printf("%-9s %8s %9s %9s %9s %9s %9s %9s  %-8s %9s %9s %10s %12s\n", "trace", "pairs",
+	       "npa cold", "npa warm", "glibc", "jemalloc", "mimalloc", "ratio", "target", "/je",
+	       "/mi", "res/alloc", "dev mallocs");
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		if (bench_one(kinds[i], err, sizeof(err)) < 0) {
+		if (bench_one(base, kinds[i], err, sizeof(err)) < 0) {
 			fprintf(stderr, "bench_alloc: %s: %s\n", kinds[i], err);
 			return 1;
 		}

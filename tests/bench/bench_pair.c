@@ -1,10 +1,13 @@
 /*
  * bench_pair - N cached-hit malloc+free pairs of one size, after a warm-up.
  *
- *     bench_pair npa|npa-pool|glibc N [SIZE]
+ *     bench_pair npu|cuda|npu-pool|glibc|jemalloc|mimalloc N [SIZE]
  *
- * npa-pool makes every pair inside a private pool's scope, as inside
- * torch.npu.use_mem_pool(pool): the cost of routing through a scope.
+ * npu and cuda are the allocator in that flavor; npu-pool makes every pair
+ * inside a private pool's scope, as inside torch.npu.use_mem_pool(pool):
+ * the cost of routing through a scope. The last three are the
+ * general-purpose baselines (bench_baseline.h); one that is not installed
+ * prints "n/a (not installed)" and exits 0.
  *
  * Meant to run under `valgrind --tool=callgrind` twice, with N and 2N: the
  * difference of the two instruction totals divided by N is the cost of one
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "alloc/mempool.h"
+#include "bench_baseline.h"
 #include "bench_util.h"
 
 #define WARMUP 1000
@@ -36,8 +40,8 @@ static int enter_pool(struct npa *a, char *err, size_t errlen)
 	return npa_begin_allocate_to_pool(a, 0, id, every_stream, NULL, err, errlen);
 }
 
-static int npa_pairs(unsigned long n, size_t size, bool in_pool, uint64_t *ns,
-		     char *err, size_t errlen)
+static int npa_pairs(const struct npa_flavor *flavor, unsigned long n, size_t size,
+		     bool in_pool, uint64_t *ns, char *err, size_t errlen)
 {
 	struct npa *a = NULL;
 	void *p;
@@ -47,7 +51,7 @@ static int npa_pairs(unsigned long n, size_t size, bool in_pool, uint64_t *ns,
 	rc = bench_device_up(CAPACITY, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = bench_npa_new(NULL, &a, err, errlen);
+	rc = bench_npa_new_flavor(flavor, NULL, &a, err, errlen);
 	if (rc == 0 && in_pool)
 		rc = enter_pool(a, err, errlen);
 	for (unsigned long i = 0; rc == 0 && i < WARMUP + n; i++) {
@@ -64,7 +68,8 @@ static int npa_pairs(unsigned long n, size_t size, bool in_pool, uint64_t *ns,
 	return rc;
 }
 
-static void glibc_pairs(unsigned long n, size_t size, uint64_t *ns)
+static void baseline_pairs(const struct bench_baseline *b, unsigned long n, size_t size,
+			   uint64_t *ns)
 {
 	uint64_t t0 = 0;
 
@@ -73,22 +78,40 @@ static void glibc_pairs(unsigned long n, size_t size, uint64_t *ns)
 
 		if (i == WARMUP)
 			t0 = bench_now_ns();
-		p = malloc(size);
+		p = b->malloc(size);
 		bench_escape(p);
-		free(p);
+		b->free(p);
 	}
 	*ns = bench_now_ns() - t0;
 }
 
+static int run_npa(const char *mode, unsigned long n, size_t size, uint64_t *ns)
+{
+	char err[NPA_ERRLEN] = "";
+	const struct npa_flavor *flavor =
+		strcmp(mode, "cuda") == 0 ? &npa_flavor_cuda : &npa_flavor_npu;
+
+	if (npa_pairs(flavor, n, size, strcmp(mode, "npu-pool") == 0, ns, err,
+		      sizeof(err)) < 0) {
+		fprintf(stderr, "bench_pair: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char err[NPA_ERRLEN] = "", *end;
+	struct bench_baseline base;
+	char *end;
 	unsigned long n;
 	size_t size = 4096;
 	uint64_t ns = 0;
+	const char *mode;
 
+	bench_baseline_prepare(argv);
 	if (argc < 3 || argc > 4)
 		goto usage;
+	mode = argv[1];
 	n = strtoul(argv[2], &end, 10);
 	if (*end || n == 0)
 		goto usage;
@@ -96,22 +119,22 @@ int main(int argc, char **argv)
 		size = strtoul(argv[3], &end, 10);
 	if (*end || size == 0)
 		goto usage;
-	if (strcmp(argv[1], "glibc") == 0) {
-		glibc_pairs(n, size, &ns);
-	} else if (strcmp(argv[1], "npa") == 0 || strcmp(argv[1], "npa-pool") == 0) {
-		bool in_pool = strcmp(argv[1], "npa-pool") == 0;
-
-		if (npa_pairs(n, size, in_pool, &ns, err, sizeof(err)) < 0) {
-			fprintf(stderr, "bench_pair: %s\n", err);
+	if (strcmp(mode, "npu") == 0 || strcmp(mode, "cuda") == 0 ||
+	    strcmp(mode, "npu-pool") == 0) {
+		if (run_npa(mode, n, size, &ns) != 0)
 			return 1;
+	} else if (bench_baseline_open(mode, &base) == 0) {
+		if (!base.present) {
+			printf("%s: n/a (not installed)\n", mode);
+			return 0;
 		}
+		baseline_pairs(&base, n, size, &ns);
 	} else {
 		goto usage;
 	}
-	printf("%s: %lu pairs of %zu bytes, %.1f ns/pair\n", argv[1], n, size,
-	       (double)ns / n);
+	printf("%s: %lu pairs of %zu bytes, %.1f ns/pair\n", mode, n, size, (double)ns / n);
 	return 0;
 usage:
-	fprintf(stderr, "usage: bench_pair npa|npa-pool|glibc N [SIZE]\n");
+	fprintf(stderr, "usage: bench_pair npu|cuda|npu-pool|glibc|jemalloc|mimalloc N [SIZE]\n");
 	return 2;
 }

@@ -54,7 +54,13 @@ void bench_device_down(void)
 
 int bench_npa_new(const char *conf, struct npa **out, char *err, size_t errlen)
 {
-	struct npa_options opt = { .flavor = &npa_flavor_npu, .device_count = 1 };
+	return bench_npa_new_flavor(&npa_flavor_npu, conf, out, err, errlen);
+}
+
+int bench_npa_new_flavor(const struct npa_flavor *flavor, const char *conf,
+			 struct npa **out, char *err, size_t errlen)
+{
+	struct npa_options opt = { .flavor = flavor, .device_count = 1 };
 	int rc;
 
 	npa_conf_default(&opt.conf, opt.flavor);

@@ -60,6 +60,9 @@ void bench_device_down(void);
  * `conf` (PYTORCH_NPU_ALLOC_CONF syntax, NULL or "" for none) applied.
  */
 int bench_npa_new(const char *conf, struct npa **out, char *err, size_t errlen);
+/* The same in another flavor. */
+int bench_npa_new_flavor(const struct npa_flavor *flavor, const char *conf,
+			 struct npa **out, char *err, size_t errlen);
 
 static inline const char *bench_verdict(bool met)
 {

@@ -1,0 +1,80 @@
+#!/bin/sh
+# pair_instructions.sh BUILD_DIR - instructions of one cached-hit
+# malloc+free pair: the allocator in each flavor and in a pool's scope,
+# glibc, jemalloc and mimalloc. Callgrind totals of N and 2N pairs are
+# differenced, so start-up and warm-up cancel out; counts repeat exactly
+# from run to run, unlike time. 4096 bytes is past glibc's tcache, 512 its
+# fastest path. Exits non-zero only if callgrind gave no totals.
+set -u
+
+build=${1:?usage: tests/bench/pair_instructions.sh BUILD_DIR}
+bin=$build/bin
+status=0
+npu="?"
+# The baselines are dlopen'ed (bench_baseline.h); jemalloc's initial-exec
+# TLS needs the loader's static TLS surplus. A program re-executing itself
+# to get it would leave callgrind behind, so it is set here.
+case "${GLIBC_TUNABLES:-}" in
+*optional_static_tls=*) ;;
+*) export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=16384" ;;
+esac
+n=100000
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+instr() {
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin/bench_pair" "$@" \
+		2>&1 >"$out" | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	grep -q 'n/a' "$out" && echo "n/a"
+}
+per_pair() {
+	a=$(instr "$1" $n "$2")
+	b=$(instr "$1" $((2 * n)) "$2")
+	case "$a $b" in
+	*n/a*) echo "n/a" ;;
+	*[0-9]\ [0-9]*) echo $(( (b - a) / n )) ;;
+	*) echo "?" ;;
+	esac
+}
+
+echo "bench_pair: instructions per cached-hit malloc+free pair"
+echo "(callgrind totals of $((2 * n)) pairs minus $n pairs, divided by $n;"
+echo " target: npa <= glibc; in a pool's scope <= 1.1x outside one)"
+echo
+if ! command -v valgrind >/dev/null; then
+	echo "n/a (valgrind not found)"
+	exit $status
+fi
+ratio() {
+	case "$1 $2" in
+	*n/a*) echo "n/a" ;;
+	*) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }' ;;
+	esac
+}
+printf '%-6s %-7s %6s %6s %9s %9s %6s %6s %6s  %-8s\n' "size" "flavor" "npa" \
+	"glibc" "jemalloc" "mimalloc" "/glibc" "/je" "/mi" "target"
+for size in 4096 512; do
+	glibc=$(per_pair glibc $size)
+	je=$(per_pair jemalloc $size)
+	mi=$(per_pair mimalloc $size)
+	for flavor in cuda npu npu-pool; do
+		npa=$(per_pair $flavor $size)
+		if [ "$npa" = "?" ] || [ "$glibc" = "?" ]; then
+			echo "$size $flavor: callgrind gave no totals (npa: $npa, glibc: $glibc)"
+			status=1
+			continue
+		fi
+		if [ "$flavor" = npu-pool ]; then
+			in_pool=$(ratio "$npa" "$npu")
+			verdict=$(awk -v r="$in_pool" 'BEGIN { print (r <= 1.1 ? "met" : "not met") }')
+			verdict="$verdict (${in_pool}x npu)"
+		else
+			verdict="not met"
+			[ "$npa" -le "$glibc" ] && verdict="met"
+			[ "$flavor" = npu ] && npu=$npa
+		fi
+		printf '%-6s %-7s %6s %6s %9s %9s %6s %6s %6s  %s\n' "$size" "$flavor" "$npa" \
+			"$glibc" "$je" "$mi" "$(ratio "$npa" "$glibc")" "$(ratio "$npa" "$je")" \
+			"$(ratio "$npa" "$mi")" "$verdict"
+	done
+done
+exit $status
