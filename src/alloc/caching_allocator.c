@@ -145,7 +145,7 @@ bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
 
 bool npa_range_reserved_held(struct npa *a, int device, const void *ptr, size_t size)
 {
-	struct npa_device *dev = device_of(a, device);
+	struct npa_device *dev = npa_device_of(a, device);
 
 	return dev != NULL && size != 0 &&
 	       npa_device_segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
