@@ -51,8 +51,8 @@ if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then
 	truncate -s 40960 "$mnt/pinned/p" "$mnt/tensors/device0/stream1/d"
 	echo "pinned/p tensors/device0/stream1/d" >"$mnt/ctl/copy"
 	rm "$mnt/pinned/p"
-	cat "$mnt"/stats/* "$mnt"/summary/* "$mnt"/snapshot/* "$mnt"/host/* "$mnt"/pools/host \
-		"$mnt"/metrics/* >/dev/null
+	find "$mnt"/stats "$mnt"/summary "$mnt"/snapshot "$mnt"/host "$mnt"/pools/host \
+		"$mnt"/metrics -type f -exec cat {} + >/dev/null
 	fusermount3 -u "$mnt"
 	if wait "$pid"; then passed=$((passed + 1)); else
 		failed=$((failed + 1)); echo "FAIL: npumemfs session"; tail -40 /tmp/memcheck.$$.daemon
