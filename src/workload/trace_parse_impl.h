@@ -64,7 +64,7 @@ struct id_space {
 	uint64_t deaths;
 };
 
-#define WL_FREED_KEPT 8192
+#define WL_FREED_KEPT 1024
 
 struct parser {
 	const char *name;
