@@ -67,7 +67,13 @@ struct cli {
 
 struct run {
 	struct nmfs_config cfg;
-	struct wl_trace *trace;
+	bool bad_line;           /* r->err is a bad trace line */
+	bool device_missing;     /* r->err is a device the machine lacks */
+	struct wl_trace_stream *in;
+	const struct wl_trace *trace; /* the chunk read last, and the counts so far */
+	bool ended;              /* every line is read and checked */
+	int max_device;          /* the highest device the trace names */
+	bool devices_guessed;    /* from the first chunk of a pipe only */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;           /* only with --plugin */
@@ -213,29 +219,44 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 	return GO_ON;
 }
 
+/* A refused setting: "npumem-replay: ..." in r->err (printed once the
+ * rest of the trace has no bad line), exit status 2. */
+__attribute__((format(printf, 2, 3)))
+static int refuse(struct run *r, const char *fmt, ...)
+{
+	static const char prefix[] = "npumem-replay: ";
+	char msg[ERRLEN - sizeof(prefix) + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(r->err, prefix, sizeof(prefix) - 1);
+	memcpy(r->err + sizeof(prefix) - 1, msg, strlen(msg) + 1);
+	return EXIT_USAGE;
+}
+
 /* The ini, then the command line over it. */
 static int configure(struct run *r, const struct cli *cli)
 {
 	nmfs_config_default(&r->cfg);
-	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err))) {
-		fprintf(stderr, "%s\n", r->err);
+	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err)))
 		return EXIT_USAGE;
-	}
 	if (cli->flavor)
 		r->cfg.flavor = npa_flavor_find(cli->flavor);
 	if (cli->capacity)
 		r->cfg.capacity = cli->capacity;
 	if (cli->devices)
 		r->cfg.device_count = cli->devices;
-	else if (!cli->config && r->trace->max_device + 1 > r->cfg.device_count)
-		r->cfg.device_count = r->trace->max_device + 1;
+	else if (!cli->config && r->max_device + 1 > r->cfg.device_count)
+		r->cfg.device_count = r->max_device + 1;
 	return 0;
 }
 
 static int start_simulator(struct run *r)
 {
 	if (machine_start(&r->cfg, r->err, sizeof(r->err)) != 0)
-		return usage_error("%s", r->err);
+		return refuse(r, "%s", r->err);
 	r->sim_up = true;
 	return 0;
 }
@@ -253,9 +274,9 @@ static int start_allocator(struct run *r, const struct cli *cli)
 		rc = npa_conf_parse(&opt.conf, opt.flavor, cli->alloc_conf, NPA_ORIGIN_CLI,
 				    r->err, sizeof(r->err));
 	if (rc)
-		return usage_error("%s", r->err);
+		return refuse(r, "%s", r->err);
 	if ((rc = npa_create(&opt, &r->alloc)) != 0)
-		return usage_error("cannot create the allocator: %s", strerror(-rc));
+		return refuse(r, "cannot create the allocator: %s", strerror(-rc));
 	return 0;
 }
 
@@ -271,15 +292,27 @@ static int start_plugin(struct run *r, const struct cli *cli)
 	int rc;
 
 	if (!opt.plugin_dirs[0])
-		return usage_error("no folder allows plug-ins: give --plugin-dir DIR, "
+		return refuse(r, "no folder allows plug-ins: give --plugin-dir DIR, "
 				   "or plugin_dirs in the --config ini");
 	if ((rc = sw_create(&opt, &r->sw)) != 0)
-		return usage_error("cannot create the allocator switch: %s", strerror(-rc));
+		return refuse(r, "cannot create the allocator switch: %s", strerror(-rc));
 	/* Before the load: an init hook may already take block handles. */
 	npa_block_handles_bind(r->sw);
 	if (sw_set_plugin(r->sw, cli->plugin, r->err, sizeof(r->err)) != 0)
-		return usage_error("%s", r->err);
+		return refuse(r, "%s", r->err);
 	return 0;
+}
+
+/* A device the machine lacks: exit status 2, the message in r->err. */
+static int device_refused(struct run *r)
+{
+	size_t n = strlen(r->err);
+
+	r->device_missing = true;
+	if (r->devices_guessed)
+		snprintf(r->err + n, sizeof(r->err) - n, ": a trace read from a pipe gets the "
+			 "devices its first %d events name; give --devices", WL_STREAM_CHUNK);
+	return EXIT_USAGE;
 }
 
 static int start_replay(struct run *r, const struct cli *cli)
@@ -287,10 +320,8 @@ static int start_replay(struct run *r, const struct cli *cli)
 	struct wl_target target = r->sw ? wl_target_switch(r->sw) : wl_target_npa(r->alloc);
 
 	if (wl_replay_new_target(&target, r->trace, &r->replay, r->err,
-				 sizeof(r->err)) != 0) {
-		fprintf(stderr, "%s\n", r->err);
-		return EXIT_USAGE;
-	}
+				 sizeof(r->err)) != 0)
+		return device_refused(r);
 	wl_replay_set_check(r->replay, cli->check);
 	return 0;
 }
@@ -318,23 +349,101 @@ static void report_operators(struct run *r)
 		(unsigned long long)t.fallback_allocs);
 }
 
+/* The next chunk: 0, or EXIT_USAGE with the bad line in r->err. */
+static int read_chunk(struct run *r)
+{
+	if (wl_trace_stream_next(r->in, &r->ended, r->err, sizeof(r->err)) == 0)
+		return 0;
+	r->bad_line = true;
+	return EXIT_USAGE;
+}
+
+/*
+ * The devices to start before the first chunk runs: the highest the whole
+ * trace names, looked for in the file without parsing it; a pipe cannot be
+ * read twice, so there the first chunk's.
+ */
+static void find_max_device(struct run *r, const struct cli *cli)
+{
+	r->max_device = r->trace->max_device;
+	if (r->ended || cli->devices || cli->config)
+		return;
+	if (wl_trace_stream_max_device(r->in, &r->max_device) != 0) {
+		r->max_device = r->trace->max_device;
+		r->devices_guessed = true;
+	} else if (r->trace->max_device > r->max_device) {
+		r->max_device = r->trace->max_device;
+	}
+}
+
+/*
+ * Chunk after chunk: run one, read the next. The loop's own time is what
+ * *elapsed gets, reading excluded.
+ */
+static int run_chunks(struct run *r, double *elapsed)
+{
+	int status = 0;
+
+	for (;;) {
+		double start = seconds_now();
+		int rc = wl_replay_run(r->replay, 0, r->trace->nevents, NULL, r->err,
+				       sizeof(r->err));
+		*elapsed += seconds_now() - start;
+		if (rc)
+			return EXIT_FAILURE;
+		if (r->ended)
+			return 0;
+		if ((status = read_chunk(r)) != 0)
+			return status;
+		if (wl_replay_follow(r->replay, r->err, sizeof(r->err)) != 0)
+			return device_refused(r);
+	}
+}
+
 static int replay(struct run *r)
 {
 	struct wl_replay_counters c;
-	double start = seconds_now(), elapsed;
-	int rc = wl_replay_run(r->replay, 0, r->trace->nevents, NULL, r->err, sizeof(r->err));
+	double elapsed = 0;
+	int status = run_chunks(r, &elapsed);
 
-	elapsed = seconds_now() - start;
+	if (status)
+		return status;
 	wl_replay_counters(r->replay, &c);
-	if (rc) {
-		fprintf(stderr, "%s\n", r->err);
-		return EXIT_FAILURE;
-	}
 	fprintf(stderr, "npumem-replay: %llu events in %.3f s (%.0f events/s), %llu OOMs\n",
 		(unsigned long long)c.events, elapsed,
 		elapsed > 0 ? (double)c.events / elapsed : 0.0, (unsigned long long)c.ooms);
 	report_operators(r);
 	return 0;
+}
+
+/*
+ * A whole trace used to be checked before anything ran, so a bad line
+ * anywhere was the message, before a refused setting, a missing device or
+ * a failed replay. Read the rest of the trace to keep that order: its
+ * first bad line wins, then (once a replay exists) a chunk naming a device
+ * the machine lacks, then the failure itself.
+ */
+static int settle(struct run *r, int status)
+{
+	char failure[ERRLEN];
+	bool check_devices = r->replay && !r->device_missing && !r->bad_line;
+
+	memcpy(failure, r->err, sizeof(failure));
+	while (!r->bad_line && !r->ended) {
+		if (read_chunk(r) != 0)
+			break;
+		if (check_devices && wl_replay_follow(r->replay, r->err, sizeof(r->err)) != 0) {
+			status = device_refused(r);
+			memcpy(failure, r->err, sizeof(failure));
+			check_devices = false;
+		}
+	}
+	if (r->bad_line) {
+		fprintf(stderr, "%s\n", r->err);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "%s\n", failure);
+	return status;
 }
 
 static int format_report(struct run *r, enum format format, struct sbuf *out)
@@ -585,7 +694,7 @@ static void teardown(struct run *r)
 		npa_destroy(r->alloc, NULL);
 	if (r->sim_up)
 		machine_stop();
-	wl_trace_free(r->trace);
+	wl_trace_stream_close(r->in);
 }
 
 int main(int argc, char **argv)
@@ -596,11 +705,16 @@ int main(int argc, char **argv)
 
 	if (status != GO_ON)
 		return status;
-	if (wl_trace_load(cli.trace, &r.trace, r.err, sizeof(r.err)) != 0) {
+	if (wl_trace_stream_open(cli.trace, &r.in, r.err, sizeof(r.err)) != 0) {
 		fprintf(stderr, "%s\n", r.err);
 		return EXIT_USAGE;
 	}
-	status = configure(&r, &cli);
+	r.trace = wl_trace_stream_trace(r.in);
+	status = read_chunk(&r);
+	if (status == 0) {
+		find_max_device(&r, &cli);
+		status = configure(&r, &cli);
+	}
 	if (status == 0)
 		status = start_simulator(&r);
 	if (status == 0)
@@ -611,7 +725,9 @@ int main(int argc, char **argv)
 		status = start_replay(&r, &cli);
 	if (status == 0)
 		status = replay(&r);
-	if (status == 0)
+	if (status)
+		status = settle(&r, status);
+	else
 		status = print_report(&r, cli.format);
 	teardown(&r);
 	return status;

@@ -54,10 +54,10 @@ static bool names_a_device(uint16_t op)
 	       op == WL_PIN || op == WL_COPY;
 }
 
-static int check_devices(const struct wl_target *tg, const struct wl_trace *t,
-			 char *err, size_t errlen)
+static int check_devices(const struct wl_target_ops *ops, void *ctx,
+			 const struct wl_trace *t, char *err, size_t errlen)
 {
-	int count = tg->ops->device_count(tg->ctx);
+	int count = ops->device_count(ctx);
 
 	for (size_t i = 0; i < t->nevents; i++) {
 		const struct wl_event *ev = &t->events[i];
@@ -80,11 +80,68 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 	return wl_replay_new_target(&tg, t, out, err, errlen);
 }
 
+int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size)
+{
+	void **arr = a;
+	uint32_t n = *cap;
+	char *grown;
+
+	if (need <= n && *arr != NULL)
+		return 0;
+	n = need > 2 * n ? need : 2 * n;
+	if (n == 0)
+		n = 1;
+	grown = realloc(*arr, (size_t)n * size);
+	if (grown == NULL)
+		return -ENOMEM;
+	memset(grown + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	*arr = grown;
+	*cap = n;
+	return 0;
+}
+
+/* Room for every ID, stream, graph, pool and pinned ID the trace named. */
+static int grow_all(struct wl_replay *r)
+{
+	const struct wl_trace *t = r->t;
+	uint32_t old = r->slot_cap, cap = old, ncap = r->stream_cap * WL_MAX_DEVICES;
+	int rc = wl_replay_grow(&r->ptr, &r->slot_cap, t->nslots, sizeof(*r->ptr));
+
+	/* The other per-slot arrays follow ptr's capacity. */
+	if (rc == 0)
+		rc = wl_replay_grow(&r->last_use, &cap, r->slot_cap, sizeof(*r->last_use));
+	if (rc == 0 && t->has_complete) {
+		cap = r->done ? old : 0;
+		rc = wl_replay_grow(&r->done, &cap, r->slot_cap, sizeof(*r->done));
+	}
+	if (rc == 0 && t->nstreams > r->stream_cap) {
+		rc = wl_replay_grow(&r->streams, &ncap, t->nstreams * WL_MAX_DEVICES,
+				    sizeof(*r->streams));
+		r->stream_cap = ncap / WL_MAX_DEVICES;
+	}
+	if (rc == 0)
+		rc = wl_replay_pools_grow(r);
+	if (rc == 0)
+		rc = wl_replay_host_grow(r);
+	if (t->max_device + 1 > r->ndevices)
+		r->ndevices = t->max_device + 1;
+	return rc;
+}
+
+int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen)
+{
+	int rc = check_devices(r->ops, r->ctx, r->t, err, errlen);
+
+	if (rc == 0 && (rc = grow_all(r)) != 0 && err)
+		snprintf(err, errlen, "%s: %s", r->t->name, strerror(-rc));
+	return rc;
+}
+
 int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
 			 struct wl_replay **out, char *err, size_t errlen)
 {
 	struct wl_replay *r;
-	int rc = check_devices(target, t, err, errlen);
+	int rc = check_devices(target->ops, target->ctx, t, err, errlen);
 
 	if (rc)
 		return rc;
@@ -94,15 +151,9 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	r->ops = target->ops;
 	r->ctx = target->ctx;
 	r->t = t;
-	r->ndevices = t->max_device + 1;
 	for (int op = 0; op < WL_NOPS; op++)
 		r->op_names[op] = wl_op_name(op);
-	r->ptr = calloc(t->nslots ? t->nslots : 1, sizeof(*r->ptr));
-	r->streams = calloc((size_t)r->ndevices * t->nstreams, sizeof(*r->streams));
-	if (t->has_complete)
-		r->done = calloc(t->nslots ? t->nslots : 1, sizeof(*r->done));
-	if (r->ptr == NULL || r->streams == NULL || (t->has_complete && r->done == NULL) ||
-	    wl_replay_pools_new(r) != 0 || wl_replay_host_new(r) != 0) {
+	if (grow_all(r) != 0) {
 		wl_replay_free(r);
 		return -ENOMEM;
 	}
@@ -119,7 +170,7 @@ void wl_replay_set_check(struct wl_replay *r, bool check)
 static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 			   aclrtStream *out)
 {
-	aclrtStream *s = &r->streams[(size_t)device * r->t->nstreams + (size_t)index];
+	aclrtStream *s = wl_replay_stream_at(r, device, index);
 	aclError e;
 
 	if (index == 0 || *s != NULL) {
@@ -227,16 +278,16 @@ static int do_complete(struct wl_replay *r, const struct wl_event *ev, char *err
 static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	const struct wl_event *use;
+	const struct wl_stream_use *use;
 	aclrtStream s;
 	aclError e;
 	unsigned n = 0;
 
 	if (r->done != NULL)
 		drop_done(r, ev->slot); /* an earlier life's, never completed */
-	for (uint32_t k = ev->prev_use; k != 0; k = use->prev_use) {
-		use = &r->t->events[k - 1];
-		s = r->streams[(size_t)use->device * r->t->nstreams + (size_t)use->stream];
+	for (uint32_t k = r->last_use[ev->slot]; k != 0; k = use->prev) {
+		use = &r->uses[k - 1];
+		s = *wl_replay_stream_at(r, use->device, use->stream);
 		if ((e = aclrtSetDevice(use->device)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 		if (npusim_stream_capture_id(s) != 0)
@@ -246,6 +297,46 @@ static int launch_uses(struct wl_replay *r, const struct wl_event *ev, char *err
 		if (r->done != NULL && (e = mark_done_point(r, ev->slot, n++, s)) != ACL_SUCCESS)
 			return acl_fail(r, ev, e, "aclrtRecordEvent", err, errlen);
 	}
+	return 0;
+}
+
+/* The slot's record_streams go back for others. */
+static void forget_uses(struct wl_replay *r, uint32_t slot)
+{
+	uint32_t k = r->last_use[slot];
+
+	while (k != 0) {
+		uint32_t prev = r->uses[k - 1].prev;
+		r->uses[k - 1].prev = r->free_use;
+		r->free_use = k;
+		k = prev;
+	}
+	r->last_use[slot] = 0;
+}
+
+/* Remember that the slot's free launches work on the event's stream. */
+static int note_use(struct wl_replay *r, const struct wl_event *ev)
+{
+	uint32_t k = r->free_use;
+
+	if (k == 0) {
+		uint32_t old = r->nuses, cap = old;
+		if (old == UINT32_MAX - 1 ||
+		    wl_replay_grow(&r->uses, &cap, old + 1, sizeof(*r->uses)) != 0)
+			return -ENOMEM;
+		/* uses[old] is taken now; the rest of the new room is free. */
+		for (uint32_t i = cap; i > old + 1; i--) {
+			r->uses[i - 1].prev = r->free_use;
+			r->free_use = i;
+		}
+		r->nuses = cap;
+		k = old + 1;
+	} else {
+		r->free_use = r->uses[k - 1].prev;
+	}
+	r->uses[k - 1] = (struct wl_stream_use){ .stream = ev->stream, .device = ev->device,
+						 .prev = r->last_use[ev->slot] };
+	r->last_use[ev->slot] = k;
 	return 0;
 }
 
@@ -261,7 +352,9 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 		return 0;
 	}
 	/* A size-0 allocation is NULL, and freeing NULL does nothing upstream. */
-	if (p != NULL && (rc = launch_uses(r, ev, err, errlen)) != 0)
+	rc = p != NULL ? launch_uses(r, ev, err, errlen) : 0;
+	forget_uses(r, ev->slot);
+	if (rc)
 		return rc;
 	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
 		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
@@ -299,6 +392,8 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return rc > 0 ? 0 : rc;
 	if ((e = aclrtSetDevice(ev->device)) != ACL_SUCCESS)
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
+	if (note_use(r, ev) != 0)
+		return wl_replay_fail(r, ev, -ENOMEM, err, errlen, "out of memory");
 	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
 		       err, errlen);
 }
@@ -340,7 +435,7 @@ static int sync_stream(struct wl_replay *r, const struct wl_event *ev, char *err
 	aclError e;
 
 	for (int d = 0; d < r->ndevices; d++) {
-		s = r->streams[(size_t)d * r->t->nstreams + (size_t)ev->stream];
+		s = *wl_replay_stream_at(r, d, ev->stream);
 		if (ev->stream != 0 && s == NULL)
 			continue;
 		if ((e = aclrtSetDevice(d)) != ACL_SUCCESS)
@@ -480,13 +575,14 @@ void wl_replay_release_all(struct wl_replay *r)
 	const struct npa_frame *caller = npa_origin();
 
 	npa_set_origin(&origin);
-	for (uint32_t i = 0; i < r->t->nslots; i++) {
+	for (uint32_t i = 0; i < r->slot_cap; i++) {
 		void *p = r->ptr[i];
 		r->ptr[i] = NULL;
 		if (p != NULL && p != OOMED)
 			r->ops->free(r->ctx, p, NULL, 0);
 		if (r->done != NULL)
 			drop_done(r, i);
+		forget_uses(r, i);
 	}
 	wl_replay_pools_release(r);
 	wl_replay_ops_release(r);
@@ -508,8 +604,8 @@ void wl_replay_free(struct wl_replay *r)
 	wl_replay_ops_free(r);
 	wl_replay_host_free(r);
 	for (int d = 0; r->streams && d < r->ndevices; d++) {
-		for (uint32_t k = 1; k < r->t->nstreams; k++) {
-			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];
+		for (uint32_t k = 1; k < r->stream_cap; k++) {
+			aclrtStream s = *wl_replay_stream_at(r, d, (int32_t)k);
 			if (s == NULL)
 				continue;
 			r->ops->set_stream_number(r->ctx, s, d, -1);
@@ -518,9 +614,11 @@ void wl_replay_free(struct wl_replay *r)
 			aclrtDestroyStream(s);
 		}
 	}
-	for (uint32_t i = 0; r->done != NULL && i < r->t->nslots; i++)
+	for (uint32_t i = 0; r->done != NULL && i < r->slot_cap; i++)
 		drop_done(r, i);
 	free(r->done);
+	free(r->last_use);
+	free(r->uses);
 	free(r->streams);
 	free(r->ptr);
 	free(r);

@@ -131,11 +131,6 @@ struct wl_event {
 			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
 			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin: mode */
 		};
-		/* free, record_stream, complete: 1 + the index of the ID's last
-		 * record_stream before this event since its alloc (complete: before
-		 * its free); 0: none. The chain a free walks to find the streams
-		 * its events are recorded on. */
-		uint32_t prev_use;
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), of the
 	 * graph (capture_begin, capture_end, graph_replay, graph_reset), or of
@@ -155,7 +150,8 @@ struct wl_trace {
 	char *name;          /* file name used in messages ("-" for stdin) */
 	struct wl_event *events;
 	size_t nevents;
-	uint32_t nslots;     /* number of distinct IDs */
+	uint32_t nslots;     /* slots of IDs: distinct IDs (streamed: the most
+			      * remembered at once, slots are reused) */
 	uint32_t nstreams;   /* distinct streams named, stream 0 included */
 	long *stream_number; /* [nstreams]: the trace's number of each dense stream */
 	int max_device;      /* highest device named, 0 if none */
@@ -166,7 +162,7 @@ struct wl_trace {
 	uint64_t *op_ns;     /* [nops]: each launch_op's virtual ns (OP_OPEN_ENDED
 			      * without ns=: until its stream is synchronized) */
 	uint32_t nops;
-	uint32_t npins;      /* distinct pinned IDs (pin, unpin, copy) */
+	uint32_t npins;      /* slots of pinned IDs (pin, unpin, copy), as nslots */
 	bool has_loop;       /* a loop_start line */
 	size_t loop_from;    /* the first event after it */
 };
@@ -178,9 +174,9 @@ struct wl_trace {
  */
 /* The longest trace line, newline excluded: a longer one is refused. */
 #define WL_LINE_MAX 4096
-/* The most events a trace may hold: it is held whole in memory (24 bytes
- * an event), so a runaway file stops at its line instead of the host's
- * memory. */
+/* The most events a trace loaded whole may hold: it is held in memory (24
+ * bytes an event), so a runaway file stops at its line instead of the
+ * host's memory. A streamed trace has no such limit. */
 #define WL_EVENTS_MAX 20000000
 
 int wl_trace_load(const char *path, struct wl_trace **out, char *err, size_t errlen);
@@ -193,6 +189,40 @@ int wl_trace_load_file(const char *path, struct wl_trace **out, char *err, size_
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 		   size_t errlen);
 void wl_trace_free(struct wl_trace *t);
+
+/*
+ * A trace read and checked a chunk of events at a time, for a replay run
+ * once (npumem-replay): memory follows the chunk and the IDs live, not the
+ * trace's length. Every line is checked as wl_trace_parse checks it, with
+ * the same messages, and the end of the trace (loop_start's rule) when the
+ * last chunk is read. IDs are forgotten once no later line can need them
+ * (trace_parse_ids.c), and their slots reused.
+ */
+struct wl_trace_stream;
+
+/* The events of a chunk. */
+#define WL_STREAM_CHUNK 65536
+
+/* Open `path` ("-": stdin): 0, or -errno with "TRACE: reason" in err. */
+int wl_trace_stream_open(const char *path, struct wl_trace_stream **out, char *err,
+			 size_t errlen);
+/*
+ * Read the next chunk: the trace's events are then that chunk's (the
+ * previous chunk's are gone) and its counts (IDs, streams, graphs, pools,
+ * max_device) cover every line read so far. 0, with *ended set once the
+ * whole trace is read and checked (the last chunk may hold events); or
+ * -EINVAL with "TRACE:LINE: reason", or another -errno with "TRACE: reason".
+ */
+int wl_trace_stream_next(struct wl_trace_stream *s, bool *ended, char *err, size_t errlen);
+/* The trace the chunks are read into; it lives as long as the stream. */
+const struct wl_trace *wl_trace_stream_trace(const struct wl_trace_stream *s);
+/*
+ * The highest device the whole trace names, found without parsing it (a
+ * fast look for "device=" options), for a reader that must know it before
+ * the first chunk runs: 0, or -ESPIPE if the trace cannot be read twice.
+ */
+int wl_trace_stream_max_device(const struct wl_trace_stream *s, int *out);
+void wl_trace_stream_close(struct wl_trace_stream *s);
 
 struct wl_replay_counters {
 	uint64_t events;        /* events carried out, over every run */
@@ -269,6 +299,13 @@ int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **ou
 /* The same over any target (copied; its ctx must outlive the replay). */
 int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
 			 struct wl_replay **out, char *err, size_t errlen);
+/*
+ * The trace grew: a streamed trace's next chunk is in it. Make room for
+ * its new IDs, streams, graphs, pools and pinned IDs, and check that the
+ * target has every device the chunk names (the message as
+ * wl_replay_new's). Then run the chunk's events from 0.
+ */
+int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen);
 /*
  * Check the target (npa_check) on every device the trace uses after each
  * event (slow); a target without check (the switch) is not checked.

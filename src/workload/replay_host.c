@@ -22,11 +22,14 @@
 static const char pin_oom_marker;
 #define PIN_OOMED ((void *)&pin_oom_marker)
 
-int wl_replay_host_new(struct wl_replay *r)
+int wl_replay_host_grow(struct wl_replay *r)
 {
-	r->pinned = calloc(r->t->npins ? r->t->npins : 1, sizeof(*r->pinned));
-	r->pinned_size = calloc(r->t->npins ? r->t->npins : 1, sizeof(*r->pinned_size));
-	return r->pinned != NULL && r->pinned_size != NULL ? 0 : -ENOMEM;
+	uint32_t cap = r->pin_cap;
+	int rc = wl_replay_grow(&r->pinned, &r->pin_cap, r->t->npins, sizeof(*r->pinned));
+
+	/* pinned_size follows pinned's capacity. */
+	return rc ? rc : wl_replay_grow(&r->pinned_size, &cap, r->pin_cap,
+					sizeof(*r->pinned_size));
 }
 
 static struct npa_host *host(struct wl_replay *r)
@@ -128,7 +131,7 @@ int wl_replay_host_event(struct wl_replay *r, const struct wl_event *ev, char *e
 
 void wl_replay_host_release(struct wl_replay *r)
 {
-	for (uint32_t i = 0; r->pinned != NULL && i < r->t->npins; i++)
+	for (uint32_t i = 0; r->pinned != NULL && i < r->pin_cap; i++)
 		unpin_slot(r, i);
 }
 

@@ -21,6 +21,17 @@ struct wl_pool_state {
 	int device;
 };
 
+/* A record_stream of a live ID: a stream its free launches work on. */
+struct wl_stream_use {
+	int32_t stream;
+	int16_t device;
+	uint32_t prev;   /* 1 + the ID's record_stream before it, 0 none */
+};
+
+/* Make the array *a of *cap elements of `size` hold `need`, zeroing what
+ * is new: 0 or -ENOMEM. */
+int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size);
+
 /*
  * The current device is per thread and the allocator sets it too, so it is
  * set before every call that depends on it rather than remembered.
@@ -30,11 +41,19 @@ struct wl_replay {
 	void *ctx;            /* the target's */
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
-	aclrtStream *streams; /* [ndevices * nstreams]; index 0 (default) unused */
+	/* [nstreams * WL_MAX_DEVICES]: (dense stream, device); index 0
+	 * (default) unused */
+	aclrtStream *streams;
 	/* [nslots] when the trace has complete lines: the events recorded at
 	 * the ID's last free behind its open work, NULL-terminated, until
 	 * its complete; else NULL. */
 	aclrtEvent **done;
+	/* [nslots]: 1 + the ID's latest record_stream in uses, 0 none */
+	uint32_t *last_use;
+	struct wl_stream_use *uses;   /* the record_streams of live IDs */
+	uint32_t nuses, free_use;     /* free_use: 1 + a free one, 0 none */
+	/* What the arrays above and below have room for. */
+	uint32_t slot_cap, stream_cap, graph_cap, pool_cap, pin_cap;
 	int ndevices;         /* devices the trace uses: max_device + 1 */
 	bool check;
 	struct wl_replay_counters c;
@@ -50,6 +69,13 @@ struct wl_replay {
 	const char *op_names[WL_NOPS];
 };
 
+/* The stream of (device, dense index) made so far, NULL if none. */
+static inline aclrtStream *wl_replay_stream_at(const struct wl_replay *r, int device,
+					       int32_t index)
+{
+	return &r->streams[(size_t)index * WL_MAX_DEVICES + (size_t)device];
+}
+
 /* "TRACE:LINE: what" into err; returns rc. */
 int wl_replay_fail(struct wl_replay *r, const struct wl_event *ev, int rc, char *err,
 		   size_t errlen, const char *what);
@@ -59,7 +85,8 @@ int wl_replay_stream(struct wl_replay *r, const struct wl_event *ev, int device,
 		     int32_t index, aclrtStream *out, char *err, size_t errlen);
 
 /* Graph and mempool events (replay_pools.c). */
-int wl_replay_pools_new(struct wl_replay *r);
+/* Room for the trace's graphs and pools so far. */
+int wl_replay_pools_grow(struct wl_replay *r);
 int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 			 size_t errlen);
 /* End of a loop: free the graphs, destroy the live mempools, forget handles. */
@@ -76,7 +103,8 @@ void wl_replay_reap_ops(struct wl_replay *r);
 void wl_replay_ops_release(struct wl_replay *r);
 void wl_replay_ops_free(struct wl_replay *r);
 /* Pinned host events (replay_host.c). */
-int wl_replay_host_new(struct wl_replay *r);
+/* Room for the trace's pinned IDs so far. */
+int wl_replay_host_grow(struct wl_replay *r);
 int wl_replay_host_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 			 size_t errlen);
 /* End of a loop: unpin every pinned ID still live. */

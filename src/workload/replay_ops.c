@@ -28,7 +28,7 @@ aclrtStream wl_replay_runtime_stream(const struct wl_replay *r, int device, long
 		return NULL;
 	for (uint32_t k = 1; k < r->t->nstreams; k++)
 		if (r->t->stream_number[k] == number)
-			return r->streams[(size_t)device * r->t->nstreams + k];
+			return *wl_replay_stream_at(r, device, (int32_t)k);
 	return NULL;
 }
 
@@ -86,7 +86,7 @@ void wl_replay_ops_release(struct wl_replay *r)
 	/* A shared launcher stays: only this replay's streams are waited for. */
 	for (int d = 0; d < r->ndevices; d++)
 		for (uint32_t k = 1; k < r->t->nstreams; k++) {
-			aclrtStream s = r->streams[(size_t)d * r->t->nstreams + k];
+			aclrtStream s = *wl_replay_stream_at(r, d, (int32_t)k);
 			if (s && aclrtSetDevice(d) == ACL_SUCCESS)
 				aclrtSynchronizeStream(s);
 		}

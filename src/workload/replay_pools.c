@@ -13,13 +13,12 @@
 
 #include "replay_impl.h"
 
-int wl_replay_pools_new(struct wl_replay *r)
+int wl_replay_pools_grow(struct wl_replay *r)
 {
 	const struct wl_trace *t = r->t;
+	int rc = wl_replay_grow(&r->graphs, &r->graph_cap, t->ngraphs, sizeof(*r->graphs));
 
-	r->graphs = calloc(t->ngraphs ? t->ngraphs : 1, sizeof(*r->graphs));
-	r->pools = calloc(t->npools ? t->npools : 1, sizeof(*r->pools));
-	return r->graphs && r->pools ? 0 : -ENOMEM;
+	return rc ? rc : wl_replay_grow(&r->pools, &r->pool_cap, t->npools, sizeof(*r->pools));
 }
 
 /* 0, or rc with "TRACE:LINE: <what the allocator said>". */
@@ -199,7 +198,7 @@ int wl_replay_pool_event(struct wl_replay *r, const struct wl_event *ev, char *e
 
 static void free_graphs(struct wl_replay *r)
 {
-	for (uint32_t i = 0; i < r->t->ngraphs; i++) {
+	for (uint32_t i = 0; i < r->graph_cap; i++) {
 		npa_graph_free(r->graphs[i]);
 		r->graphs[i] = NULL;
 	}
@@ -210,7 +209,7 @@ static void free_graphs(struct wl_replay *r)
 void wl_replay_pools_release(struct wl_replay *r)
 {
 	free_graphs(r);
-	for (uint32_t i = 0; i < r->t->npools; i++) {
+	for (uint32_t i = 0; i < r->pool_cap; i++) {
 		struct wl_pool_state *p = &r->pools[i];
 		if (p->routing)
 			npa_mempool_end(r->npa, p->device, p->id, NULL, 0);

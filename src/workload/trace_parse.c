@@ -21,20 +21,7 @@
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
-#define MAX_FIELDS 8
 #define MAX_STREAM INT32_MAX
-
-struct id_entry {
-	UT_hash_handle hh;
-	uint32_t slot;
-	int16_t device;
-	bool live;
-	bool live_at_loop; /* live at loop_start */
-	unsigned line;  /* where it was last allocated or freed */
-	uint32_t last_use; /* 1 + event index of its last record_stream since alloc */
-	uint32_t free_uses; /* last_use at its last free, until a complete */
-	char key[];
-};
 
 int wl_parse_bad(struct parser *p, const char *fmt, ...)
 {
@@ -307,49 +294,44 @@ int wl_parse_check_fields(struct parser *p, char **f, int nf, int min, int max,
 	return 0;
 }
 
-static int new_id(struct parser *p, const char *key, struct id_entry **out)
+/*
+ * A free, record_stream or erase_stream of an ID that is not live, or not
+ * known at all. A streamed trace may have forgotten it: the line it was
+ * freed on is then found again, or, from a pipe, cannot be.
+ */
+static int not_live(struct parser *p, const char *cmd, const char *key)
 {
-	size_t len = strlen(key);
-	struct id_entry *e;
+	unsigned line;
 
-	if (p->t->nslots == UINT32_MAX)
-		return wl_parse_bad(p, "too many ids");
-	e = calloc(1, sizeof(*e) + len + 1);
-	if (e == NULL)
-		return -ENOMEM;
-	memcpy(e->key, key, len + 1);
-	e->slot = p->t->nslots++;
-	HASH_ADD_KEYPTR(hh, p->ids, e->key, len, e);
-	*out = e;
-	return 0;
-}
-
-static struct id_entry *find_id(struct parser *p, const char *key)
-{
-	struct id_entry *e;
-
-	HASH_FIND_STR(p->ids, key, e);
-	return e;
+	if (wl_ids_forgotten_line(p, &p->ids, key, &line) != 0)
+		return wl_parse_bad(p, "%s of id '%s', which is not live: unknown, or freed "
+				    "before the last %d frees (a trace read from a pipe "
+				    "remembers no more)", cmd, key, WL_FREED_KEPT);
+	if (line == 0)
+		return wl_parse_bad(p, "%s of unknown id '%s'", cmd, key);
+	return wl_parse_bad(p, "%s of id '%s', freed on line %u", cmd, key, line);
 }
 
 /* The live entry of `key`, for a free or record_stream. */
-static int live_id(struct parser *p, const char *cmd, const char *key,
-		   struct id_entry **out)
+static int live_id(struct parser *p, const char *cmd, const char *key, uint32_t *out)
 {
-	struct id_entry *e = find_id(p, key);
+	int64_t i = wl_ids_find(&p->ids, key);
 
-	if (e == NULL)
-		return wl_parse_bad(p, "%s of unknown id '%s'", cmd, key);
-	if (!e->live)
-		return wl_parse_bad(p, "%s of id '%s', freed on line %u", cmd, key, e->line);
-	*out = e;
+	if (i < 0)
+		return not_live(p, cmd, key);
+	if (!p->ids.st[i].live)
+		return wl_parse_bad(p, "%s of id '%s', freed on line %u", cmd, key,
+				    p->ids.st[i].line);
+	*out = (uint32_t)i;
 	return 0;
 }
 
 static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	struct id_entry *e;
+	struct id_state *e;
+	int64_t i;
+	uint32_t slot;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
 
 	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
@@ -361,82 +343,102 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 		rc = stream_index(p, o.stream, &ev->stream);
 	if (rc)
 		return rc;
-	e = find_id(p, f[1]);
-	if (e && e->live)
-		return wl_parse_bad(p, "id '%s' is already allocated (line %u)", f[1], e->line);
-	if (e == NULL && (rc = new_id(p, f[1], &e)) != 0)
-		return rc;
+	i = wl_ids_find(&p->ids, f[1]);
+	if (i >= 0 && p->ids.st[i].live)
+		return wl_parse_bad(p, "id '%s' is already allocated (line %u)", f[1],
+				    p->ids.st[i].line);
+	if (i < 0) {
+		if ((rc = wl_ids_add(p, &p->ids, f[1], &slot)) != 0)
+			return rc;
+		i = slot;
+	}
+	e = &p->ids.st[i];
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
-	ev->slot = e->slot;
+	ev->slot = (uint32_t)i;
 	e->device = ev->device;
 	e->live = true;
 	e->line = p->line;
-	e->last_use = 0;
+	e->used = false;
+	e->pending = false;
 	return 0;
 }
 
 static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_entry *e = NULL;
+	struct id_state *e;
+	uint32_t i = 0;
 	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc == 0)
-		rc = live_id(p, "free", f[1], &e);
+		rc = live_id(p, "free", f[1], &i);
 	if (rc)
 		return rc;
-	ev->slot = e->slot;
+	e = &p->ids.st[i];
+	ev->slot = i;
 	ev->device = e->device;
-	ev->prev_use = e->last_use;
-	e->free_uses = e->last_use;
+	/* Its events wait on the streams it was used on: a complete may follow. */
+	e->pending = e->used;
 	e->live = false;
 	e->line = p->line;
+	if (!e->pending)
+		wl_ids_died(&p->ids, i);
 	return 0;
 }
 
 /* record_stream and erase_stream: "CMD ID STREAM". */
 static int parse_stream_use(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_entry *e = NULL;
+	uint32_t i = 0;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3, nf < 2 ? "ID STREAM" : "STREAM");
 
 	if (rc == 0)
 		rc = wl_parse_stream(p, f[2], &ev->stream);
 	if (rc == 0)
-		rc = live_id(p, f[0], f[1], &e);
+		rc = live_id(p, f[0], f[1], &i);
 	if (rc)
 		return rc;
-	if (p->t->nevents >= UINT32_MAX)
-		return wl_parse_bad(p, "too many events");
-	ev->slot = e->slot;
-	ev->device = e->device;
-	/* Only record_stream joins the chain of streams a free launches on (an
-	 * erased stream gets no event; work launched there is harmless). */
-	if (ev->op == WL_RECORD_STREAM) {
-		ev->prev_use = e->last_use;
-		e->last_use = (uint32_t)p->t->nevents + 1;
-	}
+	ev->slot = i;
+	ev->device = p->ids.st[i].device;
+	/* Only record_stream makes a free wait on a stream (an erased stream
+	 * gets no event; work launched there is harmless). */
+	if (ev->op == WL_RECORD_STREAM)
+		p->ids.st[i].used = true;
 	return 0;
+}
+
+static int no_stream_waits(struct parser *p, const char *key, unsigned line)
+{
+	return wl_parse_bad(p, "complete of id '%s': its free on line %u waits for no stream "
+			    "(no record_stream, or completed)", key, line);
 }
 
 static int parse_complete(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_entry *e;
+	struct id_state *e;
+	int64_t i;
+	unsigned line;
 	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc)
 		return rc;
-	if ((e = find_id(p, f[1])) == NULL)
-		return wl_parse_bad(p, "complete of unknown id '%s'", f[1]);
+	if ((i = wl_ids_find(&p->ids, f[1])) < 0) {
+		/* Forgotten IDs are the ones no complete waits for. */
+		if (wl_ids_forgotten_line(p, &p->ids, f[1], &line) != 0)
+			return not_live(p, "complete", f[1]);
+		if (line == 0)
+			return wl_parse_bad(p, "complete of unknown id '%s'", f[1]);
+		return no_stream_waits(p, f[1], line);
+	}
+	e = &p->ids.st[i];
 	if (e->live)
 		return wl_parse_bad(p, "complete of id '%s', allocated on line %u and not freed",
 				    f[1], e->line);
-	if (e->free_uses == 0)
-		return wl_parse_bad(p, "complete of id '%s': its free on line %u waits for "
-				    "no stream (no record_stream, or completed)", f[1], e->line);
-	ev->slot = e->slot;
+	if (!e->pending)
+		return no_stream_waits(p, f[1], e->line);
+	ev->slot = (uint32_t)i;
 	ev->device = e->device;
-	ev->prev_use = e->free_uses;
-	e->free_uses = 0;
+	e->pending = false;
+	wl_ids_died(&p->ids, (uint32_t)i);
 	p->t->has_complete = true;
 	return 0;
 }
@@ -518,22 +520,31 @@ const char *wl_op_name(enum wl_op op)
 	return (size_t)op < sizeof(commands) / sizeof(commands[0]) ? commands[op].name : "?";
 }
 
-/* Split at blanks, in place, dropping a '#' comment. Returns the field count. */
-static int split_fields(char *s, char **f)
+/* The bytes that separate fields; NUL and '#' end the line. */
+static const unsigned char blank[256] = {
+	[' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1,
+	['\0'] = 2, ['#'] = 2,
+};
+
+/* Split at blanks, in place, dropping a '#' comment. Returns the field count
+ * (at most WL_MAX_FIELDS: the rest of the line is not looked at). */
+int wl_parse_split(char *s, char **f)
 {
 	int nf = 0;
-	char *hash = strchr(s, '#');
 
-	if (hash)
-		*hash = '\0';
 	for (;;) {
-		s += strspn(s, " \t\r\n\v\f");
-		if (*s == '\0' || nf == MAX_FIELDS)
+		while (blank[(unsigned char)*s] == 1)
+			s++;
+		if (blank[(unsigned char)*s] == 2 || nf == WL_MAX_FIELDS)
 			return nf;
 		f[nf++] = s;
-		s += strcspn(s, " \t\r\n\v\f");
-		if (*s)
-			*s++ = '\0';
+		while (blank[(unsigned char)*s] == 0)
+			s++;
+		if (*s == '\0' || *s == '#') {
+			*s = '\0';
+			return nf;
+		}
+		*s++ = '\0';
 	}
 }
 
@@ -559,8 +570,6 @@ static struct wl_event *next_event(struct parser *p)
  */
 static int parse_loop_start(struct parser *p, int nf)
 {
-	struct id_entry *e, *tmp;
-
 	if (nf != 1)
 		return wl_parse_bad(p, "loop_start takes no fields");
 	if (p->loop_line)
@@ -568,8 +577,7 @@ static int parse_loop_start(struct parser *p, int nf)
 				    p->loop_line);
 	if (p->ncapturing)
 		return wl_parse_bad(p, "loop_start during a capture");
-	HASH_ITER(hh, p->ids, e, tmp)
-		e->live_at_loop = e->live;
+	wl_ids_loop_start(&p->ids);
 	wl_parse_host_loop_start(p);
 	p->loop_line = p->line;
 	p->t->has_loop = true;
@@ -588,16 +596,17 @@ static bool once_only(enum wl_op op)
 /* At the end: what the repeated lines leave live is what they found. */
 static int check_loop(struct parser *p)
 {
-	struct id_entry *e, *tmp;
+	const struct id_state *e;
+	uint32_t i;
 
 	if (!p->loop_line)
 		return 0;
-	HASH_ITER(hh, p->ids, e, tmp) {
-		if (e->live == e->live_at_loop)
-			continue;
+	if (wl_ids_loop_mismatch(p, &p->ids, &i) == 0) {
+		e = &p->ids.st[i];
 		p->line = p->loop_line;
 		return wl_parse_bad(p, "the lines after loop_start must leave live what they "
-				    "found live: id '%s' is %s at the end (line %u)", e->key,
+				    "found live: id '%s' is %s at the end (line %u)",
+				    str_table_key(&p->ids.names, i),
 				    e->live ? "allocated" : "freed", e->line);
 	}
 	return wl_parse_host_check_loop(p);
@@ -605,8 +614,8 @@ static int check_loop(struct parser *p)
 
 static int parse_line(struct parser *p, char *line)
 {
-	char *f[MAX_FIELDS];
-	int nf = split_fields(line, f);
+	char *f[WL_MAX_FIELDS];
+	int nf = wl_parse_split(line, f);
 	struct wl_event *ev;
 
 	if (nf == 0)
@@ -620,7 +629,7 @@ static int parse_line(struct parser *p, char *line)
 			return wl_parse_bad(p, "%s after loop_start (line %u): graphs and "
 					    "mempools are made once, before it", f[0],
 					    p->loop_line);
-		if (p->t->nevents == WL_EVENTS_MAX)
+		if (!p->streamed && p->t->nevents == WL_EVENTS_MAX)
 			return wl_parse_bad(p, "more than %d events: a trace is held whole in "
 					    "memory; split it", WL_EVENTS_MAX);
 		if ((ev = next_event(p)) == NULL)
@@ -636,57 +645,76 @@ static int parse_line(struct parser *p, char *line)
 	return wl_parse_bad(p, "unknown command '%s'", f[0]);
 }
 
-enum { LINE_EOF = -1, LINE_TOO_LONG = -2, LINE_NUL = -3 };
-
-/*
- * One line into buf (WL_LINE_MAX bytes and its newline at most): its
- * length, or one of the above. A longer line is not read to its end: a
- * 50 GiB file without a newline must not grow the reader.
- */
-static ssize_t read_line(FILE *f, char *buf)
+int wl_parse_begin(struct parser *p, const char *name, struct trace_lines *in,
+		   bool streamed, char *err, size_t errlen)
 {
-	size_t n = 0;
-	int c;
+	int32_t ignored;
+	int rc;
 
-	while ((c = getc_unlocked(f)) != EOF) {
-		if (c == '\0')
-			return LINE_NUL;
-		buf[n++] = (char)c;
-		if (c == '\n')
-			break;
-		if (n > WL_LINE_MAX)
-			return LINE_TOO_LONG;
+	*p = (struct parser){ .name = name, .in = in, .streamed = streamed, .err = err,
+			      .errlen = errlen };
+	wl_ids_init(&p->ids, "alloc", "free", streamed);
+	wl_ids_init(&p->pins, "pin", "unpin", streamed);
+	p->t = calloc(1, sizeof(*p->t));
+	if (p->t == NULL || (p->t->name = strdup(name)) == NULL) {
+		free(p->t);
+		p->t = NULL;
+		return wl_parse_error(p, -ENOMEM);
 	}
-	buf[n] = '\0';
-	return n == 0 ? LINE_EOF : (ssize_t)n;
+	/* A streamed trace cannot know whether a complete will come: frees
+	 * keep their events. */
+	p->t->has_complete = streamed;
+	/* Stream 0 is always dense index 0: the default stream. */
+	rc = stream_index(p, 0, &ignored);
+	return rc ? wl_parse_error(p, rc) : 0;
 }
 
-static int parse_lines(struct parser *p, FILE *f)
+int wl_parse_error(struct parser *p, int rc)
 {
-	char line[WL_LINE_MAX + 2];
+	if ((rc == -ENOMEM || rc == -EIO) && p->err)
+		snprintf(p->err, p->errlen, "%s: %s", p->name, strerror(-rc));
+	return rc;
+}
+
+int wl_parse_some(struct parser *p, size_t max, bool *ended)
+{
+	struct wl_trace *t = p->t;
+	char *line;
 	ssize_t n;
 	int rc = 0;
 
-	while (rc == 0 && (n = read_line(f, line)) != LINE_EOF) {
+	*ended = false;
+	while (rc == 0 && t->nevents < max) {
+		n = trace_lines_next(p->in, &line);
+		if (n == TRACE_LINE_EOF) {
+			*ended = true;
+			break;
+		}
+		if (n == TRACE_LINE_IO)
+			return wl_parse_error(p, -EIO);
 		p->line++;
-		if (n == LINE_NUL)
+		if (n == TRACE_LINE_NUL)
 			rc = wl_parse_bad(p, "NUL byte in line");
-		else if (n == LINE_TOO_LONG)
+		else if (n == TRACE_LINE_TOO_LONG)
 			rc = wl_parse_bad(p, "line longer than %d bytes", WL_LINE_MAX);
 		else
 			rc = parse_line(p, line);
 	}
-	if (rc == 0 && ferror(f))
-		rc = -EIO;
-	return rc;
+	t->nslots = p->ids.names.limit;
+	t->npins = p->pins.names.limit;
+	if (rc == 0 && *ended)
+		rc = check_loop(p);
+	for (size_t i = 0; rc == 0 && i < t->nevents; i++)
+		if (t->events[i].device > t->max_device)
+			t->max_device = t->events[i].device;
+	return wl_parse_error(p, rc);
 }
 
-static void parser_release(struct parser *p)
+void wl_parse_end(struct parser *p)
 {
-	struct id_entry *e, *etmp;
 	struct stream_entry *s, *stmp;
 
-	WL_HASH_FREE_ALL(p->ids, e, etmp);
+	wl_ids_release(&p->ids);
 	WL_HASH_FREE_ALL(p->streams, s, stmp);
 	wl_parse_pools_release(p);
 	wl_parse_host_release(p);
@@ -695,31 +723,25 @@ static void parser_release(struct parser *p)
 int wl_trace_parse(FILE *f, const char *name, struct wl_trace **out, char *err,
 		   size_t errlen)
 {
-	struct parser p = { .name = name, .err = err, .errlen = errlen };
-	int32_t ignored;
+	struct trace_lines in;
+	struct parser p;
+	bool ended;
 	int rc;
 
-	p.t = calloc(1, sizeof(*p.t));
-	if (p.t == NULL || (p.t->name = strdup(name)) == NULL) {
-		free(p.t);
+	if (trace_lines_init(&in, f) != 0) {
+		if (err)
+			snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	/* Stream 0 is always dense index 0: the default stream. */
-	rc = stream_index(&p, 0, &ignored);
+	rc = wl_parse_begin(&p, name, &in, false, err, errlen);
 	if (rc == 0)
-		rc = parse_lines(&p, f);
-	if (rc == 0)
-		rc = check_loop(&p);
-	if ((rc == -ENOMEM || rc == -EIO) && err)
-		snprintf(err, errlen, "%s: %s", name, strerror(-rc));
-	parser_release(&p);
+		rc = wl_parse_some(&p, SIZE_MAX, &ended);
+	wl_parse_end(&p);
+	trace_lines_release(&in);
 	if (rc) {
 		wl_trace_free(p.t);
 		return rc;
 	}
-	for (size_t i = 0; i < p.t->nevents; i++)
-		if (p.t->events[i].device > p.t->max_device)
-			p.t->max_device = p.t->events[i].device;
 	*out = p.t;
 	return 0;
 }

@@ -22,58 +22,32 @@
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
-struct pin_entry {
-	UT_hash_handle hh;
-	uint32_t slot;
-	bool live;
-	bool live_at_loop;
-	unsigned line;  /* where it was last pinned or unpinned */
-	char key[];
-};
-
-static struct pin_entry *find_pin(struct parser *p, const char *key)
+static int live_pin(struct parser *p, const char *cmd, const char *key, uint32_t *out)
 {
-	struct pin_entry *e;
+	int64_t i = wl_ids_find(&p->pins, key);
+	unsigned line;
 
-	HASH_FIND_STR(p->pins, key, e);
-	return e;
-}
-
-static int new_pin(struct parser *p, const char *key, struct pin_entry **out)
-{
-	size_t len = strlen(key);
-	struct pin_entry *e;
-
-	if (p->t->npins == UINT32_MAX)
-		return wl_parse_bad(p, "too many pinned ids");
-	e = calloc(1, sizeof(*e) + len + 1);
-	if (e == NULL)
-		return -ENOMEM;
-	memcpy(e->key, key, len + 1);
-	e->slot = p->t->npins++;
-	HASH_ADD_KEYPTR(hh, p->pins, e->key, len, e);
-	*out = e;
-	return 0;
-}
-
-static int live_pin(struct parser *p, const char *cmd, const char *key,
-		    struct pin_entry **out)
-{
-	struct pin_entry *e = find_pin(p, key);
-
-	if (e == NULL)
-		return wl_parse_bad(p, "%s of unknown pinned id '%s'", cmd, key);
-	if (!e->live)
+	if (i >= 0 && !p->pins.st[i].live)
 		return wl_parse_bad(p, "%s of pinned id '%s', unpinned on line %u", cmd, key,
-				    e->line);
-	*out = e;
-	return 0;
+				    p->pins.st[i].line);
+	if (i >= 0) {
+		*out = (uint32_t)i;
+		return 0;
+	}
+	if (wl_ids_forgotten_line(p, &p->pins, key, &line) != 0)
+		return wl_parse_bad(p, "%s of pinned id '%s', which is not pinned: unknown, or "
+				    "unpinned before the last %d unpins (a trace read from a "
+				    "pipe remembers no more)", cmd, key, WL_FREED_KEPT);
+	if (line == 0)
+		return wl_parse_bad(p, "%s of unknown pinned id '%s'", cmd, key);
+	return wl_parse_bad(p, "%s of pinned id '%s', unpinned on line %u", cmd, key, line);
 }
 
 int wl_parse_pin(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	struct pin_entry *e;
+	int64_t i;
+	uint32_t slot;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
 
 	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
@@ -87,37 +61,42 @@ int wl_parse_pin(struct parser *p, char **f, int nf, struct wl_event *ev)
 	}
 	if (rc)
 		return rc;
-	e = find_pin(p, f[1]);
-	if (e && e->live)
-		return wl_parse_bad(p, "pinned id '%s' is already pinned (line %u)", f[1], e->line);
-	if (e == NULL && (rc = new_pin(p, f[1], &e)) != 0)
-		return rc;
+	i = wl_ids_find(&p->pins, f[1]);
+	if (i >= 0 && p->pins.st[i].live)
+		return wl_parse_bad(p, "pinned id '%s' is already pinned (line %u)", f[1],
+				    p->pins.st[i].line);
+	if (i < 0) {
+		if ((rc = wl_ids_add(p, &p->pins, f[1], &slot)) != 0)
+			return rc;
+		i = slot;
+	}
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
-	ev->slot = e->slot;
-	e->live = true;
-	e->line = p->line;
+	ev->slot = (uint32_t)i;
+	p->pins.st[i].live = true;
+	p->pins.st[i].line = p->line;
 	return 0;
 }
 
 int wl_parse_unpin(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct pin_entry *e = NULL;
+	uint32_t i = 0;
 	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc == 0)
-		rc = live_pin(p, "unpin", f[1], &e);
+		rc = live_pin(p, "unpin", f[1], &i);
 	if (rc)
 		return rc;
-	ev->slot = e->slot;
-	e->live = false;
-	e->line = p->line;
+	ev->slot = i;
+	p->pins.st[i].live = false;
+	p->pins.st[i].line = p->line;
+	wl_ids_died(&p->pins, i);
 	return 0;
 }
 
 int wl_parse_copy(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	struct pin_entry *e = NULL;
+	uint32_t i = 0;
 	int rc = wl_parse_check_fields(p, f, nf, 3, 4, nf < 2 ? "ID STREAM" : "STREAM");
 
 	if (rc == 0)
@@ -125,40 +104,33 @@ int wl_parse_copy(struct parser *p, char **f, int nf, struct wl_event *ev)
 	if (rc == 0)
 		rc = wl_parse_options(p, f + 3, nf - 3, OPT_DEVICE, &o);
 	if (rc == 0)
-		rc = live_pin(p, "copy", f[1], &e);
+		rc = live_pin(p, "copy", f[1], &i);
 	if (rc)
 		return rc;
-	ev->slot = e->slot;
+	ev->slot = i;
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
 	return 0;
 }
 
 void wl_parse_host_loop_start(struct parser *p)
 {
-	struct pin_entry *e, *tmp;
-
-	HASH_ITER(hh, p->pins, e, tmp)
-		e->live_at_loop = e->live;
+	wl_ids_loop_start(&p->pins);
 }
 
 int wl_parse_host_check_loop(struct parser *p)
 {
-	struct pin_entry *e, *tmp;
+	uint32_t i;
 
-	HASH_ITER(hh, p->pins, e, tmp) {
-		if (e->live == e->live_at_loop)
-			continue;
-		p->line = p->loop_line;
-		return wl_parse_bad(p, "the lines after loop_start must leave pinned what they "
-				    "found pinned: pinned id '%s' is %s at the end (line %u)",
-				    e->key, e->live ? "pinned" : "unpinned", e->line);
-	}
-	return 0;
+	if (wl_ids_loop_mismatch(p, &p->pins, &i) != 0)
+		return 0;
+	p->line = p->loop_line;
+	return wl_parse_bad(p, "the lines after loop_start must leave pinned what they "
+			    "found pinned: pinned id '%s' is %s at the end (line %u)",
+			    str_table_key(&p->pins.names, i),
+			    p->pins.st[i].live ? "pinned" : "unpinned", p->pins.st[i].line);
 }
 
 void wl_parse_host_release(struct parser *p)
 {
-	struct pin_entry *e, *tmp;
-
-	WL_HASH_FREE_ALL(p->pins, e, tmp);
+	wl_ids_release(&p->pins);
 }

@@ -11,7 +11,9 @@
 
 #include <uthash.h>
 
+#include "base/str_table.h"
 #include "replay.h"
+#include "trace_lines.h"
 
 struct graph_entry;
 
@@ -27,22 +29,57 @@ struct stream_entry {
 	unsigned capture_line;
 };
 
-struct id_entry;
 struct pool_entry;
-struct pin_entry;
+
+/* What the parser knows of one ID (or pinned ID). */
+struct id_state {
+	unsigned line;       /* where it was last allocated or freed */
+	unsigned first_line; /* its first alloc: the order a loop refusal goes by */
+	int16_t device;
+	bool live;
+	bool live_at_loop;   /* live at loop_start */
+	bool used;           /* record_stream'ed since its alloc */
+	bool pending;        /* freed after record_stream: a complete may name it */
+	uint64_t died;       /* 1 + its place among the deaths, while dead */
+};
+
+/*
+ * A namespace of IDs: device IDs (made by alloc, ended by free) or pinned
+ * IDs (pin, unpin). A streamed trace forgets an ID once no later line
+ * can need it: freed, no complete to come, not live at loop_start, and
+ * not among the last WL_FREED_KEPT deaths (kept so that a free of an ID
+ * freed shortly before names the line at once).
+ */
+struct id_space {
+	struct str_table names;
+	struct id_state *st;   /* [names.limit] */
+	uint32_t st_cap;
+	const char *make, *end; /* the commands that make and end one */
+	bool forgetting;       /* streamed */
+	bool forgot;           /* some ID was forgotten */
+	bool loop_started;
+	uint32_t *ring;        /* [WL_FREED_KEPT]: the latest deaths, oldest at head */
+	uint64_t *ring_died;
+	uint32_t ring_head, ring_n;
+	uint64_t deaths;
+};
+
+#define WL_FREED_KEPT 1024
 
 struct parser {
 	const char *name;
 	unsigned line;
 	struct wl_trace *t;
+	struct trace_lines *in;      /* where the lines come from */
+	bool streamed;               /* events go a chunk at a time; IDs are forgotten */
 	size_t cap;
 	size_t stream_cap;
 	size_t op_cap;               /* of t->op_ns */
-	struct id_entry *ids;
+	struct id_space ids;
 	struct stream_entry *streams;
 	struct graph_entry *graphs;  /* named graphs */
 	struct pool_entry *pools;    /* pool=P and mempool names */
-	struct pin_entry *pins;      /* pinned IDs (trace_parse_host.c) */
+	struct id_space pins;        /* pinned IDs (trace_parse_host.c) */
 	unsigned ncapturing;         /* streams capturing now */
 	unsigned loop_line;          /* line of loop_start, 0 without one */
 	char *err;
@@ -91,6 +128,27 @@ int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **o
 /* The entry of the stream field `s`. */
 int wl_parse_stream_field(struct parser *p, const char *s, struct stream_entry **out);
 
+/* ID namespaces (trace_parse_ids.c). */
+void wl_ids_init(struct id_space *s, const char *make, const char *end, bool forgetting);
+void wl_ids_release(struct id_space *s);
+/* The index of `key`, or -1 if it is not known (never seen, or forgotten). */
+int64_t wl_ids_find(const struct id_space *s, const char *key);
+/* A new ID: 0 with its index (its state zeroed), or an error. */
+int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
+/* The ID at `index` is dead now (freed, completed or unpinned). */
+void wl_ids_died(struct id_space *s, uint32_t index);
+void wl_ids_loop_start(struct id_space *s);
+/* The ID that loop_start found otherwise, in the order of first allocs:
+ * 0 with its index, or -ENOENT if every ID is as it was. */
+int wl_ids_loop_mismatch(struct parser *p, struct id_space *s, uint32_t *index);
+/*
+ * For an ID not known: the line where it was last made or ended (0: never
+ * named), found by reading the trace again if it was forgotten. -ENOENT if
+ * it was forgotten and the trace cannot be read again (a pipe).
+ */
+int wl_ids_forgotten_line(struct parser *p, const struct id_space *s, const char *key,
+			  unsigned *line);
+
 /* Graph and mempool lines (trace_parse_pools.c). */
 int wl_parse_capture_begin(struct parser *p, char **f, int nf, struct wl_event *ev);
 int wl_parse_capture_end(struct parser *p, char **f, int nf, struct wl_event *ev);
@@ -115,5 +173,22 @@ int wl_parse_copy(struct parser *p, char **f, int nf, struct wl_event *ev);
 void wl_parse_host_loop_start(struct parser *p);
 int wl_parse_host_check_loop(struct parser *p);
 void wl_parse_host_release(struct parser *p);
+
+/*
+ * The parser's life: begin (a trace of no events), then some lines at a
+ * time (up to `max` events held; *ended at the trace's end, its end
+ * checked), then end (the parser's tables go; p->t is the caller's). A
+ * streamed parser forgets IDs (id_space) and has no event cap.
+ */
+int wl_parse_begin(struct parser *p, const char *name, struct trace_lines *in,
+		   bool streamed, char *err, size_t errlen);
+int wl_parse_some(struct parser *p, size_t max, bool *ended);
+void wl_parse_end(struct parser *p);
+/* rc, with "TRACE: reason" in err for -ENOMEM and -EIO. */
+int wl_parse_error(struct parser *p, int rc);
+
+/* Split a line at blanks, in place, dropping a '#' comment: the fields. */
+#define WL_MAX_FIELDS 8
+int wl_parse_split(char *s, char **f);
 
 #endif /* NPUMEMFS_TRACE_PARSE_IMPL_H */

@@ -26,27 +26,30 @@ static unsigned line_count(const uint8_t *data, size_t size)
 	return n + (size && data[size - 1] != '\n');
 }
 
+/* What the events say of a slot so far. */
+enum { LIVE = 1, USED = 2, PENDING = 4 };
+
 static void check_event(const struct wl_trace *t, const struct wl_event *ev,
-			bool *live)
+			unsigned char *state)
 {
-	if (ev->op == WL_ALLOC || ev->op == WL_FREE || ev->op == WL_RECORD_STREAM) {
+	if (ev->op == WL_ALLOC || ev->op == WL_FREE || ev->op == WL_RECORD_STREAM ||
+	    ev->op == WL_COMPLETE) {
 		if (ev->slot >= t->nslots)
 			abort();
-		if (live[ev->slot] != (ev->op != WL_ALLOC))
+		if (!(state[ev->slot] & LIVE) != (ev->op == WL_ALLOC || ev->op == WL_COMPLETE))
 			abort();
-		if (ev->op != WL_RECORD_STREAM)
-			live[ev->slot] = ev->op == WL_ALLOC;
 	}
-	/* complete names a freed ID whose free had uses; its chain points back
-	 * at that ID's record_stream events, all before it */
-	if (ev->op == WL_COMPLETE && (ev->slot >= t->nslots || live[ev->slot] ||
-				      ev->prev_use == 0))
+	/* complete names a freed ID whose free waits on a record_stream's stream */
+	if (ev->op == WL_COMPLETE && !(state[ev->slot] & PENDING))
 		abort();
-	if ((ev->op == WL_FREE || ev->op == WL_RECORD_STREAM || ev->op == WL_COMPLETE) &&
-	    ev->prev_use != 0 && (ev->prev_use > (size_t)(ev - t->events) ||
-				  t->events[ev->prev_use - 1].op != WL_RECORD_STREAM ||
-				  t->events[ev->prev_use - 1].slot != ev->slot))
-		abort();
+	if (ev->op == WL_ALLOC)
+		state[ev->slot] = LIVE;
+	else if (ev->op == WL_RECORD_STREAM)
+		state[ev->slot] |= USED;
+	else if (ev->op == WL_FREE)
+		state[ev->slot] = state[ev->slot] & USED ? PENDING : 0;
+	else if (ev->op == WL_COMPLETE)
+		state[ev->slot] = 0;
 	if (ev->device < 0 || ev->device > t->max_device)
 		abort();
 	if (ev->stream >= (int32_t)t->nstreams || ev->stream < -(ev->op == WL_SYNC))
@@ -108,7 +111,7 @@ static void check_pools(const struct wl_trace *t, const struct wl_event *ev,
 
 static void check_accepted(const struct wl_trace *t, unsigned lines)
 {
-	bool *live = calloc(t->nslots + 1, sizeof(*live));
+	unsigned char *live = calloc(t->nslots + 1, sizeof(*live));
 	bool *pinned = calloc(t->npins + 1, sizeof(*pinned));
 	uint32_t *capturing = malloc(t->nstreams * sizeof(*capturing));
 	uint32_t prev = 0;

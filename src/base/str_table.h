@@ -1,0 +1,60 @@
+/*
+ * str_table.h - strings interned as small dense indexes.
+ *
+ * An open-addressing hash table (linear probing, deletion by backward
+ * shift, so no tombstones slow later lookups) from a string to an index
+ * in [0, limit). The caller keeps whatever it knows of each string in its
+ * own arrays indexed the same way. Indexes are given in order 0, 1, 2, ...
+ * and a removed string's index is given again to the next string added,
+ * so `limit` stays at the most strings held at once, however many pass
+ * through.
+ */
+#ifndef NPUMEMFS_STR_TABLE_H
+#define NPUMEMFS_STR_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Keys up to this long live in the entry; longer ones are allocated. */
+#define STR_TABLE_INLINE 22
+
+struct str_entry {
+	uint64_t hash;
+	uint32_t len;
+	bool held;      /* the index is in use */
+	union {
+		char in[STR_TABLE_INLINE + 1];
+		char *out;
+	} key;
+};
+
+struct str_table {
+	uint32_t *bucket;        /* [mask + 1]: 1 + index, 0 empty */
+	uint32_t mask;
+	uint32_t count;          /* strings held */
+	struct str_entry *entry; /* [limit] */
+	uint32_t limit;          /* indexes ever given out: 1 + the highest */
+	uint32_t entry_cap;
+	uint32_t *free_index;    /* removed indexes, given out again last-in first */
+	uint32_t nfree, free_cap;
+};
+
+void str_table_init(struct str_table *t);
+void str_table_release(struct str_table *t);
+
+/* The index of `key` (len bytes), or -1 if it is not held. */
+int64_t str_table_find(const struct str_table *t, const char *key, size_t len);
+/* Add `key`, which must not be held: 0 with its index, or -ENOMEM. */
+int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *index);
+/* Forget the string at `index` (held); the index goes back for reuse. */
+void str_table_remove(struct str_table *t, uint32_t index);
+/* The string at a held `index`, NUL-terminated. */
+const char *str_table_key(const struct str_table *t, uint32_t index);
+
+static inline bool str_table_held(const struct str_table *t, uint32_t index)
+{
+	return index < t->limit && t->entry[index].held;
+}
+
+#endif /* NPUMEMFS_STR_TABLE_H */
