@@ -93,6 +93,19 @@ static int parse_stream_number(struct parser *p, const char *s, long *out)
 	return wl_parse_bad(p, "stream %s too large (max %d)", s, MAX_STREAM);
 }
 
+int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t first)
+{
+	if (used < *cap)
+		return 0;
+	size_t n = *cap ? 2 * *cap : first;
+	void *grown = realloc(*array, n * elem);
+	if (grown == NULL)
+		return -ENOMEM;
+	*array = grown;
+	*cap = n;
+	return 0;
+}
+
 int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **out)
 {
 	struct wl_trace *t = p->t;
@@ -100,14 +113,9 @@ int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **o
 
 	HASH_FIND(hh, p->streams, &number, sizeof(number), e);
 	if (e == NULL) {
-		if (t->nstreams == p->stream_cap) {
-			size_t cap = p->stream_cap ? 2 * p->stream_cap : 8;
-			long *n = realloc(t->stream_number, cap * sizeof(*n));
-			if (n == NULL)
-				return -ENOMEM;
-			t->stream_number = n;
-			p->stream_cap = cap;
-		}
+		if (wl_parse_grow((void **)&t->stream_number, &p->stream_cap, t->nstreams,
+				  sizeof(*t->stream_number), 8))
+			return -ENOMEM;
 		e = calloc(1, sizeof(*e));
 		if (e == NULL)
 			return -ENOMEM;
@@ -326,21 +334,29 @@ static int live_id(struct parser *p, const char *cmd, const char *key, uint32_t 
 	return 0;
 }
 
+int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
+		   struct options *o)
+{
+	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
+
+	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
+		rc = wl_parse_bad(p, "bad size '%s'", f[2]);
+	if (rc == 0)
+		rc = wl_parse_options(p, f + 3, nf - 3, OPT_STREAM | OPT_DEVICE, o);
+	/* ev->stream is 0, the default stream's index, unless another is named. */
+	if (rc == 0 && o->stream > 0)
+		rc = stream_index(p, o->stream, &ev->stream);
+	return rc;
+}
+
 static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
 	struct id_state *e;
 	int64_t i;
 	uint32_t slot;
-	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
+	int rc = wl_parse_sized(p, f, nf, ev, &o);
 
-	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
-		rc = wl_parse_bad(p, "bad size '%s'", f[2]);
-	if (rc == 0)
-		rc = wl_parse_options(p, f + 3, nf - 3, OPT_STREAM | OPT_DEVICE, &o);
-	/* ev->stream is 0, the default stream's index, unless another is named. */
-	if (rc == 0 && o.stream > 0)
-		rc = stream_index(p, o.stream, &ev->stream);
 	if (rc)
 		return rc;
 	i = wl_ids_find(&p->ids, f[1]);
@@ -552,14 +568,8 @@ static struct wl_event *next_event(struct parser *p)
 {
 	struct wl_trace *t = p->t;
 
-	if (t->nevents == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 1024;
-		struct wl_event *ev = realloc(t->events, cap * sizeof(*ev));
-		if (ev == NULL)
-			return NULL;
-		t->events = ev;
-		p->cap = cap;
-	}
+	if (wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024))
+		return NULL;
 	return &t->events[t->nevents];
 }
 

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
 static int live_pin(struct parser *p, const char *cmd, const char *key, uint32_t *out)
@@ -48,17 +47,8 @@ int wl_parse_pin(struct parser *p, char **f, int nf, struct wl_event *ev)
 	struct options o;
 	int64_t i;
 	uint32_t slot;
-	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
+	int rc = wl_parse_sized(p, f, nf, ev, &o);
 
-	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
-		rc = wl_parse_bad(p, "bad size '%s'", f[2]);
-	if (rc == 0)
-		rc = wl_parse_options(p, f + 3, nf - 3, OPT_STREAM | OPT_DEVICE, &o);
-	if (rc == 0 && o.stream > 0) {
-		struct stream_entry *s;
-		if ((rc = wl_parse_stream_entry(p, o.stream, &s)) == 0)
-			ev->stream = s->index;
-	}
 	if (rc)
 		return rc;
 	i = wl_ids_find(&p->pins, f[1]);

@@ -117,6 +117,13 @@ struct options {
 
 __attribute__((format(printf, 2, 3)))
 int wl_parse_bad(struct parser *p, const char *fmt, ...);
+/* Room for one more of `elem` bytes in *array (used of *cap taken): doubled
+ * when full, `first` at first; -ENOMEM leaves it as it was. */
+int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t first);
+/* "CMD ID SIZE [stream=S] [device=D]" (alloc, pin): the fields counted,
+ * the size into ev->size, the stream's index into ev->stream. */
+int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
+		   struct options *o);
 int wl_parse_check_fields(struct parser *p, char **f, int nf, int min, int max,
 			  const char *usage);
 /* The fields f[0..nf) as options of the kinds `allowed` (OPT_*). */

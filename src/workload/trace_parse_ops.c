@@ -22,14 +22,8 @@ static int add_duration(struct parser *p, uint64_t ns, uint32_t *slot)
 
 	if (t->nops == UINT32_MAX)
 		return wl_parse_bad(p, "too many launch_op lines");
-	if (t->nops == p->op_cap) {
-		size_t cap = p->op_cap ? 2 * p->op_cap : 64;
-		uint64_t *n = realloc(t->op_ns, cap * sizeof(*n));
-		if (n == NULL)
-			return -ENOMEM;
-		t->op_ns = n;
-		p->op_cap = cap;
-	}
+	if (wl_parse_grow((void **)&t->op_ns, &p->op_cap, t->nops, sizeof(*t->op_ns), 64))
+		return -ENOMEM;
 	*slot = t->nops;
 	t->op_ns[t->nops++] = ns;
 	return 0;
