@@ -276,6 +276,23 @@ assert d["pinned_requested_bytes"] == {"current": 0, "peak": 21474836480}' || fa
 	expect_status 2
 	expect_err "npumem-gentrace: --batch-min is above --batch"
 	;;
+gentrace_churn_options)
+	"$gentrace" churn --live 10 --max-size 2KiB --steps 500 --out c.trace || fail "gentrace failed"
+	awk '$1 == "alloc" && ($3 < 512 || $3 >= 2048) { bad = 1 } END { exit bad }' c.trace ||
+		fail "a size outside 512 B to 2 KiB"
+	status=0
+	"$gentrace" random --live 10 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --live and --max-size are churn options"
+	status=0
+	"$gentrace" churn --max-size 512 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad max-size '512' (513 bytes to 1TiB, bytes or with KiB/MiB/GiB)"
+	status=0
+	"$gentrace" churn --live 1000001 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad live '1000001' (1..1000000)"
+	;;
 plugin_arena_stats)
 	# Device 0 keeps a (1 MiB); b (3000 B) is freed; c is on device 1.
 	printf 'alloc a 1MiB\nalloc b 3000 stream=1\nalloc c 2MiB device=1\nfree b\n' >t.trace
