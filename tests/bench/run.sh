@@ -26,6 +26,9 @@ if [ -x "$bin/npumem-replay" ] && [ -x "$bin/npumem-gentrace" ]; then
 	sh "$(dirname "$0")/graph_pools.sh" "$build" || status=1
 	echo
 	sh "$(dirname "$0")/pinned_hold.sh" "$build" || status=1
+	echo
+	bash "$(dirname "$0")/replay_e2e.sh" "$build" || status=1
+	echo
 fi
 
 if [ -x "$bin/npumemfs" ]; then
