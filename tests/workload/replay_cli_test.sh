@@ -81,6 +81,37 @@ streamed_trace_has_no_event_cap)
 	grep -qx 'allocation.all.allocated 10000001' out || fail "not 10000001 allocations"
 	grep -qx 'allocation.all.current 1' out || fail "a is not live at the end"
 	;;
+forgotten_free_from_pipe)
+	# x dies, then 1,100 other IDs: a streamed trace keeps the last 1,024
+	# deaths, so x is forgotten, and a pipe cannot be read again to say where.
+	awk 'BEGIN { print "alloc x 1\nfree x"
+		for (i = 0; i < 1100; i++) print "alloc a" i " 1\nfree a" i
+		print "free x" }' >t.trace
+	status=0
+	# cat: standard input redirected from the file would be read again.
+	cat t.trace | "$replay" - >out 2>err || status=$?
+	expect_status 2
+	expect_err "-:2203: free of id 'x', which is not live: unknown, or freed before the last 1024 frees (a trace read from a pipe remembers no more)"
+	[ ! -s out ] || fail "a bad trace printed a report"
+	# Within the last 1,024 deaths, a pipe still says where.
+	head -1001 t.trace >near.trace
+	echo "free x" >>near.trace
+	status=0
+	cat near.trace | "$replay" - >out 2>err || status=$?
+	expect_status 2
+	expect_err "-:1002: free of id 'x', freed on line 2"
+	;;
+forgotten_free_from_file)
+	# The same past 1,024 deaths from a file: the file is read again for
+	# the line x was freed on.
+	awk 'BEGIN { print "alloc x 1\nfree x"
+		for (i = 0; i < 1100; i++) print "alloc a" i " 1\nfree a" i
+		print "free x" }' >t.trace
+	run t.trace
+	expect_status 2
+	expect_err "t.trace:2203: free of id 'x', freed on line 2"
+	[ ! -s out ] || fail "a bad trace printed a report"
+	;;
 cuda_flavor)
 	printf 'alloc a 1\n' >t.trace
 	run --flavor cuda --format stats t.trace
