@@ -33,6 +33,11 @@ int npa_parse_size(const char *s, uint64_t *out)
 			return -EINVAL;
 		v = v * 10 + d;
 	}
+	/* Plain bytes, what traces are made of: no unit to look for. */
+	if (*p == '\0') {
+		*out = v;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcasecmp(p, units[i].name) != 0)
 			continue;

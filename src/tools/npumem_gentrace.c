@@ -4,6 +4,7 @@
  *     npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]
  *                     [--batches LO..HI|A,B,...] [--share-pool yes|no] [--graphs yes|no]
  *                     [--batch SIZE] [--batch-min SIZE] [--prefetch N]
+ *                     [--live N] [--max-size SIZE]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,12 +24,13 @@ static const char usage[] =
 	"Usage: npumem-gentrace KIND [--seed N] [--steps N] [--out FILE]\n"
 	"                       [--batches LO..HI|A,B,...] [--share-pool yes|no]\n"
 	"                       [--graphs yes|no] [--batch SIZE] [--batch-min SIZE]\n"
-	"                       [--prefetch N]\n"
+	"                       [--prefetch N] [--live N] [--max-size SIZE]\n"
 	"Write a synthetic allocation trace (the npumem-replay format).\n"
 	"\n"
 	"KIND:\n"
 	"  training   a transformer training loop (steps: training steps, default 20)\n"
-	"  churn      small allocations, 512 B to 1 MiB, about 750 live (steps: events, default 20000)\n"
+	"  churn      small allocations, 512 B to 1 MiB, about 750 live (steps: events,\n"
+	"             default 20000; --live and --max-size change the last two)\n"
 	"  random     RMM random_allocations, up to 64 MiB (steps: events, default 20000)\n"
 	"  decode-graphs  LLM decoding with a graph captured per batch size, as vLLM\n"
 	"             (steps: decode steps replaying them, default 100)\n"
@@ -52,6 +54,10 @@ static const char usage[] =
 	"              --batch); sizes are uniform between them\n"
 	"  --prefetch N  pinned-loader: batches pinned ahead of the step (default 2,\n"
 	"              at most 64)\n"
+	"  --live N    churn: the live blocks the trace settles at (default 750, at\n"
+	"              most 1000000); it never holds more than 4/3 of them\n"
+	"  --max-size SIZE  churn: sizes are below SIZE, bytes or KiB/MiB/GiB (default\n"
+	"              1MiB, more than 512)\n"
 	"  --help      show this text\n"
 	"  --version   show the version\n";
 
@@ -112,6 +118,8 @@ int main(int argc, char **argv)
 		{ "batch", required_argument, NULL, 'B' },
 		{ "batch-min", required_argument, NULL, 'm' },
 		{ "prefetch", required_argument, NULL, 'p' },
+		{ "live", required_argument, NULL, 'l' },
+		{ "max-size", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -119,7 +127,7 @@ int main(int argc, char **argv)
 	struct wl_gen_options opt = { .seed = 1 };
 	enum wl_gen_kind kind;
 	const char *out = NULL;
-	bool decode_options = false, loader_options = false;
+	bool decode_options = false, loader_options = false, churn_options = false;
 	unsigned long long v;
 	uint64_t bytes;
 	int c;
@@ -169,6 +177,20 @@ int main(int argc, char **argv)
 			opt.prefetch_set = true;
 			loader_options = true;
 			break;
+		case 'l':
+			if (parse_u64(optarg, WL_GEN_MAX_LIVE, &v) || v == 0)
+				return usage_error("bad live '%s' (1..%d)", optarg, WL_GEN_MAX_LIVE);
+			opt.live = (unsigned)v;
+			churn_options = true;
+			break;
+		case 'M':
+			if (npa_parse_size(optarg, &bytes) != 0 || bytes < WL_GEN_MIN_MAX_SIZE ||
+			    bytes > WL_GEN_MAX_MAX_SIZE)
+				return usage_error("bad max-size '%s' (513 bytes to 1TiB, bytes or "
+						   "with KiB/MiB/GiB)", optarg);
+			opt.max_size = bytes;
+			churn_options = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_SUCCESS;
@@ -188,6 +210,8 @@ int main(int argc, char **argv)
 				   "options");
 	if (loader_options && kind != WL_GEN_PINNED_LOADER)
 		return usage_error("--batch, --batch-min and --prefetch are pinned-loader options");
+	if (churn_options && kind != WL_GEN_CHURN)
+		return usage_error("--live and --max-size are churn options");
 	if (opt.batch_min > (opt.batch_max ? opt.batch_max : WL_GEN_DEFAULT_BATCH_MAX))
 		return usage_error("--batch-min is above --batch");
 	if (opt.no_graphs && opt.own_pools)

@@ -8,8 +8,6 @@
 
 #include "trace_gen_impl.h"
 
-#define CHURN_MAX_LIVE 1000
-#define CHURN_TARGET_LIVE 750
 #define RANDOM_MAX_LIVE 1000
 #define RANDOM_MAX_SIZE (64ULL << 20)
 #define RANDOM_MAX_USAGE (8ULL << 30)
@@ -52,28 +50,38 @@ static void free_all(struct live_set *s)
 		emit_free(s, s->n - 1);
 }
 
-/* Log-uniform in [512 B, 1 MiB): a power-of-two band, then uniform in it. */
-static uint64_t churn_size(struct gen_rng *rng)
+/* The power-of-two band holding max - 1: the last one churn draws from. */
+static unsigned top_band(uint64_t max)
 {
-	unsigned band = (unsigned)rng_range(rng, 9, 19);
+	return 63 - (unsigned)__builtin_clzll(max - 1);
+}
 
-	return rng_range(rng, 1ULL << band, (2ULL << band) - 1);
+/* Log-uniform in [512 B, max): a power-of-two band, then uniform in it. */
+static uint64_t churn_size(struct gen_rng *rng, uint64_t max)
+{
+	unsigned band = (unsigned)rng_range(rng, 9, top_band(max));
+	uint64_t hi = (2ULL << band) - 1;
+
+	return rng_range(rng, 1ULL << band, hi < max ? hi : max - 1);
 }
 
 int gen_churn(const struct wl_gen_options *opt, FILE *out)
 {
 	struct gen_rng rng = { opt->seed };
 	struct live_set s = { .out = out };
+	uint64_t target = opt->live ? opt->live : WL_GEN_DEFAULT_LIVE;
+	uint64_t max_size = opt->max_size ? opt->max_size : WL_GEN_DEFAULT_MAX_SIZE;
+	/* 1000 for the default 750, as the first churn traces had. */
+	size_t most = target + target / 3;
 
-	s.v = calloc(CHURN_MAX_LIVE, sizeof(*s.v));
+	s.v = calloc(most, sizeof(*s.v));
 	if (s.v == NULL)
 		return -ENOMEM;
 	for (unsigned step = 0; step < opt->steps; step++) {
 		/* P(alloc) = 1 - live / (2 * target): the live set settles at the target. */
-		bool grow = s.n < CHURN_MAX_LIVE &&
-			    rng_below(&rng, 2 * CHURN_TARGET_LIVE) >= s.n;
+		bool grow = s.n < most && rng_below(&rng, 2 * target) >= s.n;
 		if (grow)
-			emit_alloc(&s, churn_size(&rng));
+			emit_alloc(&s, churn_size(&rng, max_size));
 		else
 			emit_free(&s, rng_below(&rng, s.n));
 	}

@@ -123,10 +123,18 @@ int wl_gen_write(enum wl_gen_kind kind, const struct wl_gen_options *opt, FILE *
 		o.batch_min = o.batch_max / 8 ? o.batch_max / 8 : 1;
 	if (!o.prefetch_set)
 		o.prefetch = WL_GEN_DEFAULT_PREFETCH;
-	if (o.batch_min > o.batch_max || o.prefetch > WL_GEN_MAX_PREFETCH)
+	if (o.batch_min > o.batch_max || o.prefetch > WL_GEN_MAX_PREFETCH ||
+	    o.live > WL_GEN_MAX_LIVE || (o.max_size && (o.max_size < WL_GEN_MIN_MAX_SIZE ||
+							 o.max_size > WL_GEN_MAX_MAX_SIZE)))
 		return -EINVAL;
-	fprintf(out, "# npumem-gentrace %s --seed %llu --steps %u\n", generators[kind].name,
+	fprintf(out, "# npumem-gentrace %s --seed %llu --steps %u", generators[kind].name,
 		(unsigned long long)o.seed, o.steps);
+	/* Named only when set, so that default traces keep their first line. */
+	if (o.live)
+		fprintf(out, " --live %u", o.live);
+	if (o.max_size)
+		fprintf(out, " --max-size %llu", (unsigned long long)o.max_size);
+	fputc('\n', out);
 	rc = generators[kind].write(&o, out);
 	if (rc == 0 && (fflush(out) != 0 || ferror(out)))
 		rc = -EIO;

@@ -10,9 +10,10 @@
  *             pass, gradients until zero_grad, a prefetch stream and a
  *             gradient all-reduce stream with record_stream and sync.
  *             `steps` is training steps. Peak a few GiB.
- *   churn     small-size churn: allocations of 512 B to 1 MiB (log-uniform),
- *             random frees, a live set that settles at 750 (at most
- *             1000). `steps` is events.
+ *   churn     small-size churn: allocations of 512 B to below max_size
+ *             (1 MiB unless set; log-uniform), random frees, a live set
+ *             that settles at `live` (750 unless set) and never passes
+ *             4/3 of it. `steps` is events.
  *   random    RMM's random_allocations: sizes uniform in [1, 64 MiB],
  *             allocate with probability 73% while below the target live
  *             count and byte budget, else free a random live allocation.
@@ -47,6 +48,13 @@ enum wl_gen_kind {
 #define WL_GEN_DEFAULT_PREFETCH 2
 #define WL_GEN_MAX_PREFETCH 64
 
+/* churn's defaults and limits. */
+#define WL_GEN_DEFAULT_LIVE 750
+#define WL_GEN_MAX_LIVE 1000000
+#define WL_GEN_DEFAULT_MAX_SIZE (1ULL << 20)
+#define WL_GEN_MIN_MAX_SIZE 513
+#define WL_GEN_MAX_MAX_SIZE (1ULL << 40)
+
 #define WL_GEN_MAX_BATCH 1024
 #define WL_GEN_MAX_BATCHES 160
 /* vLLM's cudagraph capture sizes up to 256: 1, 2, 4, 8, 16, 24, ..., 256. */
@@ -64,6 +72,9 @@ struct wl_gen_options {
 	uint64_t batch_max, batch_min;
 	unsigned prefetch;
 	bool prefetch_set;
+	/* churn only (0: the defaults) */
+	unsigned live;
+	uint64_t max_size;
 };
 
 /* The kind called `name` ("training", "churn", "random"): 0 or -EINVAL. */

@@ -630,10 +630,11 @@ static int parse_line(struct parser *p, char *line)
 
 	if (nf == 0)
 		return 0;
-	if (strcmp(f[0], "loop_start") == 0)
+	if (f[0][0] == 'l' && strcmp(f[0], "loop_start") == 0)
 		return parse_loop_start(p, nf);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(f[0], commands[i].name) != 0)
+		/* The first byte first: most lines are alloc or free, rows 0 and 1. */
+		if (f[0][0] != commands[i].name[0] || strcmp(f[0], commands[i].name) != 0)
 			continue;
 		if (p->loop_line && once_only(commands[i].op))
 			return wl_parse_bad(p, "%s after loop_start (line %u): graphs and "

@@ -1,83 +1,106 @@
-#!/usr/bin/env bash
-# replay_e2e.sh BUILD_DIR - npumem-replay from start to exit against its
-# own replay loop and against trace_baseline (fgets + sscanf + malloc/free)
-# under glibc, jemalloc and mimalloc, on the same trace files; and its
-# memory on a 10,000,000-event trace read from a pipe. The median of RUNS
-# (default 3) is kept. Prints figures only: it never fails on time.
+#!/bin/bash
+# replay_e2e.sh BUILD_DIR - npumem-replay end to end, as a user runs it:
+# whole-process time against its own replay-loop time, and against a plain
+# C replay of the same file (trace_baseline: sscanf, malloc/free) under
+# glibc, jemalloc and mimalloc, in the same run. Two traces, made by the
+# project's tools: churn, 500,000 events of 512 B to 4 MiB with about 2,000
+# live blocks on one stream, and contrib/traces/training.trace repeated to
+# 1 M events. Then the peak RSS of a 10 M-event trace read through a pipe.
+# RUNS runs of npumem-replay and of the jemalloc baseline (default 5), the
+# median kept; the glibc and mimalloc baselines, shown for reference and
+# many times slower (large sizes go to mmap and back), run once. Prints
+# figures; fails only if something could not run.
 set -u
+
 build=${1:?usage: tests/bench/replay_e2e.sh BUILD_DIR}
 bin=$build/bin
-runs=${RUNS:-3}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-for prog in npumem-replay npumem-gentrace trace_baseline; do
-	[ -x "$bin/$prog" ] || { echo "replay_e2e: $bin/$prog not built"; exit 1; }
-done
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${RUNS:-5}
 lib() { ls /usr/lib/*-linux-gnu/"$1" 2>/dev/null | head -1; }
 jemalloc=$(lib libjemalloc.so.2)
 mimalloc=$(lib libmimalloc.so.2)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
 
-# "SECONDS MAXRSS_KB" of one run of the command, from the child's rusage.
-measure() {
-	python3 -c '
-import resource, subprocess, sys, time
-t = time.perf_counter()
-rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-wall = time.perf_counter() - t
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.4f %d" % (wall, ru.ru_maxrss) if rc == 0 else "fail 0")' "$@"
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "n/a" }'; }
-# Median whole-process seconds of RUNS runs of the command.
-whole() { for _ in $(seq "$runs"); do measure "$@" | cut -d' ' -f1; done | median; }
-# Median of npumem-replay's own replay-loop seconds ("N events in S s").
-loop() {
-	for _ in $(seq "$runs"); do
-		"$bin/npumem-replay" "$1" 2>&1 >/dev/null | sed -n 's/.* events in \([0-9.]*\) s .*/\1/p'
-	done | median
-}
-# Median seconds of trace_baseline on $2 with malloc from library $1
-# ("glibc": the C library's own; empty: not installed, n/a).
-baseline() {
-	if [ -z "$1" ]; then echo "n/a"; return; fi
-	local preload=$1
-	[ "$preload" = glibc ] && preload=
-	for _ in $(seq "$runs"); do
-		LD_PRELOAD=$preload measure "$bin/trace_baseline" "$2" | cut -d' ' -f1
-	done | median
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
-verdict() { awk -v r="$1" -v op="$2" -v t="$3" 'BEGIN {
-	if (r == "n/a") { print "n/a"; exit }
-	ok = op == "<=" ? r + 0 <= t : r + 0 >= t; print ok ? "met" : "not met" }'; }
-
-"$bin/npumem-gentrace" churn --seed 42 --steps 500000 --out "$work/churn.trace"
-"$bin/npumem-gentrace" training --seed 42 --steps 1000 --out "$work/training.trace"
-
-echo "replay_e2e: npumem-replay whole process vs its replay loop and vs trace_baseline"
-echo "(seconds, median of $runs; churn: 500k events 512 B..1 MiB, training: $(grep -c . "$work/training.trace") lines)"
-echo
-printf '%-9s %8s %8s %8s  %-8s %9s %9s %9s %9s  %s\n' trace whole loop whole/lp "<=1.43" \
-	glibc jemalloc mimalloc je/whole ">=3"
-for t in churn training; do
-	f=$work/$t.trace
-	w=$(whole "$bin/npumem-replay" "$f")
-	l=$(loop "$f")
-	g=$(baseline glibc "$f")
-	j=$(baseline "$jemalloc" "$f")
-	m=$(baseline "$mimalloc" "$f")
-	r=$(ratio "$w" "$l")
-	x=$(ratio "$j" "$w")
-	printf '%-9s %8s %8s %8s  %-8s %9s %9s %9s %9s  %s\n' "$t" "$w" "$l" "$r" \
-		"$(verdict "$r" "<=" 1.43)" "$g" "$j" "$m" "$x" "$(verdict "$x" ">=" 3)"
+for b in npumem-replay npumem-gentrace trace_baseline; do
+	[ -x "$bin/$b" ] || { echo "replay_e2e: $bin/$b not built"; exit 1; }
 done
 
-echo
-rss=$(awk 'BEGIN { for (i = 0; i < 5000000; i++) { print "alloc t" i " 4096"; print "free t" i } }' |
-	python3 -c '
+"$bin/npumem-gentrace" churn --seed 42 --steps 500000 --live 2000 --max-size 4MiB \
+	--out "$tmp/churn.trace" || exit 1
+sh "$here/repeat_loop.sh" "$here/../../contrib/traces/training.trace" 1000000 \
+	>"$tmp/training.trace" || exit 1
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+verdict() { awk -v r="$1" -v op="$2" -v t="$3" \
+	'BEGIN { ok = op == "<=" ? r <= t : r >= t; print ok ? "met" : "not met" }'; }
+
+# wall CMD...: the whole process's wall time in seconds, its stderr in $tmp/err.
+wall() {
+	local TIMEFORMAT=%3R
+	{ time "$@" >/dev/null 2>"$tmp/err"; } 2>&1
+}
+
+# replay_times TRACE: "WHOLE LOOP", the medians of $runs runs.
+replay_times() {
+	: >"$tmp/whole"; : >"$tmp/loop"
+	for _ in $(seq "$runs"); do
+		wall "$bin/npumem-replay" --format stats "$1" >>"$tmp/whole" || return 1
+		sed -n 's/^npumem-replay: [0-9]* events in \([0-9.]*\) s.*/\1/p' "$tmp/err" >>"$tmp/loop"
+	done
+	echo "$(median <"$tmp/whole") $(median <"$tmp/loop")"
+}
+
+# baseline_time PRELOAD TRACE RUNS: the median whole time, or n/a.
+baseline_time() {
+	[ -z "$1" ] || [ -r "$1" ] || { echo n/a; return; }
+	: >"$tmp/base"
+	for _ in $(seq "$3"); do
+		LD_PRELOAD=$1 wall "$bin/trace_baseline" "$2" >>"$tmp/base" || { echo n/a; return; }
+	done
+	median <"$tmp/base"
+}
+
+row() { printf '%-36s %10s %10s %8s  %-13s %s\n' "$@"; }
+
+echo "replay_e2e: npumem-replay --format stats, whole process vs its replay loop and vs"
+echo "trace_baseline (sscanf + malloc/free) on the same file; median of $runs runs, seconds"
+row figure value baseline ratio target verdict
+for name in churn training; do
+	trace=$tmp/$name.trace
+	set -- $(replay_times "$trace") || { echo "$name: npumem-replay failed"; cat "$tmp/err"; exit 1; }
+	whole=$1 loop=$2
+	r=$(ratio "$whole" "$loop")
+	row "$name: whole / replay loop" "$whole" "$loop" "$r" "<= 1.43" "$(verdict "$r" "<=" 1.43)"
+	for lib in glibc jemalloc mimalloc; do
+		case $lib in glibc) pre="" ;; jemalloc) pre=${jemalloc:-/none} ;; mimalloc) pre=${mimalloc:-/none} ;; esac
+		n=1
+		[ $lib = jemalloc ] && n=$runs
+		base=$(baseline_time "$pre" "$trace" $n)
+		if [ "$base" = n/a ]; then
+			row "$name: baseline $lib / whole" "$whole" n/a n/a "" "n/a ($lib not found)"
+			continue
+		fi
+		r=$(ratio "$base" "$whole")
+		if [ $lib = jemalloc ]; then
+			row "$name: baseline $lib / whole" "$whole" "$base" "$r" ">= 3" "$(verdict "$r" ">=" 3)"
+		else
+			row "$name: baseline $lib / whole" "$whole" "$base" "$r" "-" ""
+		fi
+	done
+done
+
+# Memory against length: the same churn through a pipe, 10 M events vs 500 k;
+# peak RSS in KB from the child's rusage.
+rss() {
+	"$bin/npumem-gentrace" churn --seed 42 --steps "$1" --live 2000 --max-size 4MiB |
+		python3 -c '
 import resource, subprocess, sys
 subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$bin/npumem-replay" -)
-echo "npumem-replay, 10,000,000 events through a pipe: max RSS $((rss / 1024)) MiB (target <= 64: $(
-	[ "$rss" -le $((64 * 1024)) ] && echo met || echo not met))"
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$bin/npumem-replay" --format stats -
+}
+small=$(rss 500000) big=$(rss 10000000)
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+row "churn 10M (pipe) RSS MB / 500k" "$(mb "$big")" "$(mb "$small")" "$(ratio "$big" "$small")" \
+	"<= 64 MB" "$(awk -v k="$big" 'BEGIN { print k <= 65536 ? "met" : "not met" }')"

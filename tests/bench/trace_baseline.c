@@ -1,118 +1,119 @@
 /*
- * trace_baseline.c - the replay a user would write in an afternoon: fgets,
- * sscanf, IDs in a hash table, malloc and free. It reads the same trace
- * files as npumem-replay (alloc and free lines; every other line is read
- * and skipped) and is run under glibc's malloc and, with LD_PRELOAD, under
- * jemalloc and mimalloc, so that replay_e2e.sh can put npumem-replay's
- * whole-process time beside it. It touches no allocated byte, as the
- * simulated device touches none.
+ * trace_baseline.c - the end-to-end baseline: a trace replayed the way a
+ * user would write it in plain C, lines read with fgets and split with
+ * sscanf, IDs in a chained hash table of strdup'ed keys, each alloc a
+ * malloc and each free a free. The allocator is whatever malloc the
+ * process has, so LD_PRELOAD puts jemalloc or mimalloc under the same
+ * program. Lines other than alloc and free (sync, record_stream, comments)
+ * are read and skipped; sizes are plain bytes, as npumem-gentrace writes
+ * them.
+ *
+ *     trace_baseline TRACE
+ *
+ * Prints "EVENTS events" on standard output; exits 1 if the trace cannot be
+ * read or names an ID this program does not know.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ID_MAX 64
+#define NBUCKETS (1u << 16)
 
-struct slot {
-	char id[ID_MAX];
+struct entry {
+	struct entry *next;
+	char *key;
 	void *ptr;
-	int used;
 };
 
 struct table {
-	struct slot *slot;
-	size_t mask;
-	size_t count;
+	struct entry *bucket[NBUCKETS];
 };
 
-static uint64_t hash(const char *s)
+static unsigned hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	unsigned h = 5381;
 
 	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+		h = h * 33 + (unsigned char)*s++;
+	return h % NBUCKETS;
 }
 
-static struct slot *find(struct table *t, const char *id)
+static int put(struct table *t, const char *key, void *ptr)
 {
-	size_t i = hash(id) & t->mask;
+	struct entry *e = malloc(sizeof(*e));
+	unsigned h = hash(key);
 
-	while (t->slot[i].used && strcmp(t->slot[i].id, id) != 0)
-		i = (i + 1) & t->mask;
-	return &t->slot[i];
-}
-
-static int grow(struct table *t)
-{
-	struct table bigger = { calloc(2 * (t->mask + 1), sizeof(struct slot)),
-				2 * (t->mask + 1) - 1, 0 };
-
-	if (!bigger.slot)
+	if (e == NULL || (e->key = strdup(key)) == NULL) {
+		free(e);
 		return -1;
-	for (size_t i = 0; i <= t->mask; i++)
-		if (t->slot[i].used)
-			*find(&bigger, t->slot[i].id) = t->slot[i];
-	bigger.count = t->count;
-	free(t->slot);
-	*t = bigger;
+	}
+	e->ptr = ptr;
+	e->next = t->bucket[h];
+	t->bucket[h] = e;
 	return 0;
 }
 
-/* Freed IDs stay as tombstones (used, ptr NULL): the table only grows. */
-static int alloc(struct table *t, const char *id, size_t size)
+/* The pointer kept under `key`, its entry removed; NULL if none. */
+static void *take(struct table *t, const char *key)
 {
-	if (2 * (t->count + 1) > t->mask + 1 && grow(t))
-		return -1;
-	struct slot *s = find(t, id);
-	if (!s->used) {
-		snprintf(s->id, sizeof(s->id), "%s", id);
-		s->used = 1;
-		t->count++;
+	struct entry **link = &t->bucket[hash(key)], *e;
+	void *ptr;
+
+	for (; (e = *link) != NULL; link = &e->next) {
+		if (strcmp(e->key, key) != 0)
+			continue;
+		*link = e->next;
+		ptr = e->ptr;
+		free(e->key);
+		free(e);
+		return ptr;
 	}
-	s->ptr = malloc(size);
-	return s->ptr ? 0 : -1;
+	return NULL;
 }
 
-static void release(struct table *t, const char *id)
+static int replay_line(struct table *t, const char *line)
 {
-	struct slot *s = find(t, id);
+	char cmd[32], id[256];
+	unsigned long long size;
 
-	if (s->used) {
-		free(s->ptr);
-		s->ptr = NULL;
+	if (sscanf(line, "%31s %255s %llu", cmd, id, &size) == 3 && strcmp(cmd, "alloc") == 0) {
+		void *p = malloc(size);
+		return p && put(t, id, p) == 0 ? 1 : -1;
 	}
+	if (sscanf(line, "%31s %255s", cmd, id) == 2 && strcmp(cmd, "free") == 0) {
+		void *p = take(t, id);
+		free(p);
+		return p ? 1 : -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct table t = { calloc(1024, sizeof(struct slot)), 1023, 0 };
-	char line[4096], cmd[32], id[ID_MAX];
-	unsigned long long size, events = 0;
-	FILE *f = argc == 2 ? fopen(argv[1], "r") : NULL;
+	static struct table t;
+	char line[4096];
+	unsigned long long events = 0, lineno = 0;
+	FILE *f;
 
-	if (!f || !t.slot) {
-		fprintf(stderr, "usage: trace_baseline TRACE\n");
-		return 2;
+	if (argc != 2) {
+		fputs("usage: trace_baseline TRACE\n", stderr);
+		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		int n = sscanf(line, "%31s %63s %llu", cmd, id, &size);
-		if (n == 3 && strcmp(cmd, "alloc") == 0) {
-			if (alloc(&t, id, size)) {
-				fprintf(stderr, "trace_baseline: out of memory\n");
-				return 1;
-			}
-			events++;
-		} else if (n >= 2 && strcmp(cmd, "free") == 0) {
-			release(&t, id);
-			events++;
+	if ((f = fopen(argv[1], "r")) == NULL) {
+		perror(argv[1]);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		int n = replay_line(&t, line);
+		lineno++;
+		if (n < 0) {
+			fprintf(stderr, "trace_baseline: %s:%llu: cannot replay\n", argv[1], lineno);
+			return 1;
 		}
+		events += (unsigned)n;
 	}
 	fclose(f);
-	printf("trace_baseline: %llu alloc and free events\n", events);
-	for (size_t i = 0; i <= t.mask; i++)
-		free(t.slot[i].ptr);
-	free(t.slot);
+	printf("%llu events\n", events);
 	return 0;
 }

@@ -81,6 +81,37 @@ streamed_trace_has_no_event_cap)
 	grep -qx 'allocation.all.allocated 10000001' out || fail "not 10000001 allocations"
 	grep -qx 'allocation.all.current 1' out || fail "a is not live at the end"
 	;;
+forgotten_free_from_pipe)
+	# x dies, then 1,100 other IDs: a streamed trace keeps the last 1,024
+	# deaths, so x is forgotten, and a pipe cannot be read again to say where.
+	awk 'BEGIN { print "alloc x 1\nfree x"
+		for (i = 0; i < 1100; i++) print "alloc a" i " 1\nfree a" i
+		print "free x" }' >t.trace
+	status=0
+	# cat: standard input redirected from the file would be read again.
+	cat t.trace | "$replay" - >out 2>err || status=$?
+	expect_status 2
+	expect_err "-:2203: free of id 'x', which is not live: unknown, or freed before the last 1024 frees (a trace read from a pipe remembers no more)"
+	[ ! -s out ] || fail "a bad trace printed a report"
+	# Within the last 1,024 deaths, a pipe still says where.
+	head -1001 t.trace >near.trace
+	echo "free x" >>near.trace
+	status=0
+	cat near.trace | "$replay" - >out 2>err || status=$?
+	expect_status 2
+	expect_err "-:1002: free of id 'x', freed on line 2"
+	;;
+forgotten_free_from_file)
+	# The same past 1,024 deaths from a file: the file is read again for
+	# the line x was freed on.
+	awk 'BEGIN { print "alloc x 1\nfree x"
+		for (i = 0; i < 1100; i++) print "alloc a" i " 1\nfree a" i
+		print "free x" }' >t.trace
+	run t.trace
+	expect_status 2
+	expect_err "t.trace:2203: free of id 'x', freed on line 2"
+	[ ! -s out ] || fail "a bad trace printed a report"
+	;;
 cuda_flavor)
 	printf 'alloc a 1\n' >t.trace
 	run --flavor cuda --format stats t.trace
@@ -275,6 +306,23 @@ assert d["pinned_requested_bytes"] == {"current": 0, "peak": 21474836480}' || fa
 	"$gentrace" pinned-loader --batch 1MiB --batch-min 2MiB >out 2>err || status=$?
 	expect_status 2
 	expect_err "npumem-gentrace: --batch-min is above --batch"
+	;;
+gentrace_churn_options)
+	"$gentrace" churn --live 10 --max-size 2KiB --steps 500 --out c.trace || fail "gentrace failed"
+	awk '$1 == "alloc" && ($3 < 512 || $3 >= 2048) { bad = 1 } END { exit bad }' c.trace ||
+		fail "a size outside 512 B to 2 KiB"
+	status=0
+	"$gentrace" random --live 10 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: --live and --max-size are churn options"
+	status=0
+	"$gentrace" churn --max-size 512 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad max-size '512' (513 bytes to 1TiB, bytes or with KiB/MiB/GiB)"
+	status=0
+	"$gentrace" churn --live 1000001 >out 2>err || status=$?
+	expect_status 2
+	expect_err "npumem-gentrace: bad live '1000001' (1..1000000)"
 	;;
 plugin_arena_stats)
 	# Device 0 keeps a (1 MiB); b (3000 B) is freed; c is on device 1.

@@ -190,6 +190,33 @@ static void churn_live_set_stays_at_most_1000(void **state)
 	free(a.data);
 }
 
+/* The trace: 512 B to 4 MiB, about 2,000 live blocks. */
+static void churn_live_and_max_size_set_its_shape(void **state)
+{
+	struct wl_gen_options opt = { .seed = 3, .steps = 40000, .live = 2000,
+				       .max_size = 4ULL << 20 };
+	struct text a = generate_with(WL_GEN_CHURN, &opt);
+	struct wl_trace *t = parse(&a);
+	const char *want = "# npumem-gentrace churn --seed 3 --steps 40000 --live 2000 "
+			   "--max-size 4194304\n";
+	uint64_t hi = 0;
+	long live = 0, most = 0;
+
+	(void)state;
+	assert_balanced(t);
+	for (size_t i = 0; i < t->nevents; i++) {
+		live += t->events[i].op == WL_ALLOC ? 1 : -1;
+		most = live > most ? live : most;
+		if (t->events[i].op == WL_ALLOC && t->events[i].size > hi)
+			hi = t->events[i].size;
+	}
+	assert_true(most <= 2666 && most >= 1800);
+	assert_true(hi < (4ULL << 20) && hi >= (2ULL << 20));
+	assert_true(strncmp(a.data, want, strlen(want)) == 0);
+	wl_trace_free(t);
+	free(a.data);
+}
+
 static void random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib(void **state)
 {
 	struct text a = generate(WL_GEN_RANDOM, 9, 20000);
@@ -337,6 +364,7 @@ int main(void)
 		cmocka_unit_test(training_keeps_weights_and_adam_state_and_loops_over_steps),
 		cmocka_unit_test(churn_sizes_lie_between_512_bytes_and_1_mib),
 		cmocka_unit_test(churn_live_set_stays_at_most_1000),
+		cmocka_unit_test(churn_live_and_max_size_set_its_shape),
 		cmocka_unit_test(random_sizes_are_at_most_64_mib_and_live_bytes_at_most_8_gib),
 		cmocka_unit_test(steps_count_events_before_the_final_frees),
 		cmocka_unit_test(kinds_are_found_by_name),
