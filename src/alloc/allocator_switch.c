@@ -9,10 +9,16 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Owners are keyed by address alone: one multiply spreads an address over
+ * the buckets for a fraction of uthash's byte-wise Jenkins hash. */
+#define HASH_FUNCTION(keyptr, keylen, hashv)                                         \
+	((hashv) = (unsigned)(((uint64_t)*(const uintptr_t *)(keyptr) >> 4) *         \
+			      UINT64_C(0x9E3779B97F4A7C15) >> 32))
 #include <uthash.h>
 
 #include "allocator_switch.h"
@@ -85,14 +91,17 @@ void sw_destroy(struct sw *sw)
 
 void sw_pin(struct sw_entry *e)
 {
-	e->busy++;
+	if (e->kind == SW_PLUGIN)
+		e->busy++;
 }
 
 /* Lock held. Unlinks `e` and returns it if nothing keeps it any more. */
 struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e)
 {
+	if (e->kind != SW_PLUGIN)
+		return NULL;
 	e->busy--;
-	if (e->kind != SW_PLUGIN || e == sw->current || e->busy || e->live_blocks || e->kept)
+	if (e == sw->current || e->busy || e->live_blocks || e->kept)
 		return NULL;
 	for (struct sw_entry **pp = &sw->plugins; *pp; pp = &(*pp)->next)
 		if (*pp == e) {
@@ -124,6 +133,7 @@ static struct sw_entry *take_unloading(struct sw *sw)
 	struct sw_entry *later = sw->unloading;
 
 	sw->unloading = NULL;
+	atomic_store_explicit(&sw->unloading_set, false, memory_order_relaxed);
 	return later;
 }
 
@@ -138,6 +148,11 @@ static void reap_list(struct sw *sw, struct sw_entry *e)
 
 void sw_release(struct sw *sw, struct sw_entry *e)
 {
+	/* The caching allocator's pins are free; a MemPool's plug-in let go
+	 * meanwhile is unloaded by this call all the same. */
+	if (e->kind == SW_CACHING &&
+	    !atomic_load_explicit(&sw->unloading_set, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&sw->lock);
 	struct sw_entry *gone = sw_unpin(sw, e);
 	struct sw_entry *later = take_unloading(sw);
@@ -156,8 +171,12 @@ void sw_unload_dropped(struct sw *sw)
 
 struct sw_entry *sw_pin_current(struct sw *sw)
 {
+	struct sw_entry *e = atomic_load_explicit(&sw->current, memory_order_acquire);
+
+	if (e == &sw->caching)
+		return e;
 	pthread_mutex_lock(&sw->lock);
-	struct sw_entry *e = sw->current;
+	e = sw->current;
 	sw_pin(e);
 	pthread_mutex_unlock(&sw->lock);
 	return e;

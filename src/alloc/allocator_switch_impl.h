@@ -7,6 +7,7 @@
 #define NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "allocator_switch.h"
 
@@ -20,7 +21,7 @@ struct sw_entry {
 	time_t since;
 	uint64_t live_blocks;     /* handed out through the switch, not freed */
 	uint64_t live_bytes;
-	unsigned busy;            /* calls running on it outside the lock */
+	unsigned busy;            /* plug-in only: calls running on it outside the lock */
 	bool fault_told;          /* its fault was reported and it was retired */
 	bool kept;                /* loaded with "load", pinned until "unload" */
 	unsigned mempools;        /* MemPools whose allocator it is (each a pin) */
@@ -40,15 +41,20 @@ struct sw {
 	void (*on_warn)(void *ctx, const char *name, const char *text);
 	void *ctx;
 	struct sw_entry caching;
-	struct sw_entry *current;
+	/* Written under the lock; read without it where it is the caching
+	 * allocator, which is never unloaded and so needs no pin. */
+	struct sw_entry *_Atomic current;
 	struct sw_entry *plugins;  /* current, loaded and retired plug-ins */
 	struct sw_entry *unloading; /* unlinked where they could not be unloaded */
+	atomic_bool unloading_set;  /* unloading is not empty: read without the lock */
 	struct sw_owner *owners;   /* ptr -> entry */
 	unsigned last_id;
 	uint64_t refused_frees;
 };
 
-/* Pinning keeps an entry loaded while a call runs on it without the lock. */
+/* Pinning keeps a plug-in loaded while a call runs on it without the lock;
+ * the caching allocator's entry is never unloaded, so its pins cost nothing
+ * and take no lock. */
 void sw_pin(struct sw_entry *e);                               /* lock held */
 struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
 void sw_reap(struct sw *sw, struct sw_entry *e);               /* no lock */

@@ -73,6 +73,7 @@ static void drop(void *ctx)
 	if (gone) {
 		gone->next = sw->unloading;
 		sw->unloading = gone;
+		atomic_store_explicit(&sw->unloading_set, true, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&sw->lock);
 	free(l);

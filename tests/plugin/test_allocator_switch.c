@@ -72,6 +72,15 @@ static void on_fault(void *ctx, const char *name, const char *what)
 	snprintf(fault_what, sizeof(fault_what), "%s", what);
 }
 
+/* The plug-in the switch unloaded last. */
+static char unloaded_name[32];
+
+static void on_unload(void *ctx, const char *name, const char *path)
+{
+	(void)ctx, (void)path;
+	snprintf(unloaded_name, sizeof(unloaded_name), "%s", name);
+}
+
 static int setup(void **state)
 {
 	struct npusim_config cfg;
@@ -91,8 +100,9 @@ static int setup(void **state)
 		.plugin_dirs = "/nonexistent, " PLUGIN_DIR,
 		.owner = getuid(),
 		.on_fault = on_fault,
+		.on_unload = on_unload,
 	};
-	fault_name[0] = fault_what[0] = '\0';
+	fault_name[0] = fault_what[0] = unloaded_name[0] = '\0';
 	return sw_create(&so, &sw);
 }
 
@@ -592,6 +602,28 @@ static void a_mempool_plugin_lends_segments_and_keeps_loaded_while_they_live(voi
 	assert_int_equal(device_used(0), before);
 }
 
+/* The pool's last pin drops under the device lock, where no plug-in code
+ * may run; the next call through the switch unloads it, even one that
+ * goes to the caching allocator and takes no lock of the switch. */
+static void a_dropped_mempool_plugin_is_unloaded_by_the_next_caching_allocation(void **state)
+{
+	void *p = NULL, *q = NULL;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, load_spec("passthrough.so", "passthrough_alloc_silent "
+						"passthrough_free_silent"), err, sizeof(err)), 0);
+	struct npa_pool_id id = plugin_pool("plugin1");
+	assert_int_equal(sw_malloc(sw, 0, 4 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_write(sw, "unload plugin1", err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	assert_int_equal(npa_mempool_end(npa, 0, id, err, sizeof(err)), 0);
+	assert_int_equal(npa_mempool_destroy(npa, 0, id, err, sizeof(err)), 0);
+	assert_string_equal(unloaded_name, "");
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), 0);
+	assert_string_equal(unloaded_name, "plugin1");
+	assert_int_equal(sw_free(sw, q, err, sizeof(err)), 0);
+}
+
 /*
  * The plug-in answers while the caching allocator holds its device lock:
  * a pointer into one of its segments is refused there (a second take of
@@ -667,6 +699,7 @@ int main(void)
 		T(memory_fraction_goes_to_the_current_allocator),
 		T(swaps_race_with_allocations_safely),
 		T(a_loaded_plugin_is_not_current_and_stays_until_unloaded),
+		T(a_dropped_mempool_plugin_is_unloaded_by_the_next_caching_allocation),
 		T(a_mempool_plugin_lends_segments_and_keeps_loaded_while_they_live),
 		T(a_mempool_plugin_pointer_into_a_caching_segment_is_refused),
 		T(a_mempool_plugin_pointer_into_another_plugins_block_is_refused),

@@ -6,9 +6,13 @@
  *   direct   aclrtMallocAlign32 + aclrtFree, what the plug-in itself does
  *   wrapper  npl_malloc + npl_free (bookkeeping, guards, stats)
  *   switch   sw_malloc + sw_free (the daemon's path: owner map on top)
+ * and then the caching allocator, every pair a cached hit, two ways:
+ *   npa      npa_malloc + npa_free
+ *   switch   sw_malloc + sw_free with caching current (every daemon
+ *            allocation: the replay, tensors, ctl)
  * Each round allocates 64 blocks and frees them; best of 5 runs. Prints
- * ns per alloc+free pair and the ratios to direct. Target: wrapper/direct
- * <= 1.5. Never fails on time.
+ * ns per alloc+free pair and the ratios to direct (to npa for the caching
+ * rows). Target: wrapper/direct <= 1.5. Never fails on time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +72,18 @@ static void sw_release(void *ctx, void *p)
 {
 	char err[256];
 	sw_free(ctx, p, err, sizeof(err));
+}
+
+static int npa_alloc(void *ctx, size_t size, void **p)
+{
+	char err[256];
+	return npa_malloc(ctx, 0, size, NULL, p, err, sizeof(err));
+}
+
+static void npa_release(void *ctx, void *p)
+{
+	char err[256];
+	npa_free(ctx, p, err, sizeof(err));
 }
 
 static double now_ns(void)
@@ -141,6 +157,17 @@ int main(void)
 	       "(target <= 1.50: %s)\n", w, w / d, w / d <= 1.5 ? "met" : "not met");
 	printf("  switch  sw_malloc+sw_free             %8.1f ns/pair  ratio %.2f\n",
 	       s, s / d);
+
+	if (sw_write(sw, "caching", err, sizeof(err))) {
+		fprintf(stderr, "bench_plugin: %s\n", err);
+		return 1;
+	}
+	struct target cached = { "npa", npa_alloc, npa_release, npa };
+	double c = measure(&cached), sc = measure(&swit);
+	printf("caching allocator through the switch (cached hits, same sizes)\n");
+	printf("  npa     npa_malloc+npa_free           %8.1f ns/pair\n", c);
+	printf("  switch  sw_malloc+sw_free             %8.1f ns/pair  ratio %.2f\n",
+	       sc, sc / c);
 
 	sw_destroy(sw);
 	npl_destroy(wrapper);
