@@ -67,6 +67,7 @@ int gw_start(struct graph_worker **out)
 		free(w);
 		return -rc;
 	}
+	pthread_setname_np(w->thread, "npumemfs-graph");
 	*out = w;
 	return 0;
 }

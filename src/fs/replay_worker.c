@@ -161,6 +161,9 @@ static int spawn(struct replay_worker *rw)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	int rc = pthread_create(&rw->thread, NULL, thread_main, rw);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Named for top -H and perf -t: the replay's CPU is its own. */
+	if (rc == 0)
+		pthread_setname_np(rw->thread, "npumemfs-replay");
 	return -rc;
 }
 

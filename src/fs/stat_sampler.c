@@ -92,6 +92,8 @@ int sampler_start(struct stat_sampler *sm)
 	int rc = pthread_create(&sm->thread, NULL, sampler_main, sm);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	sm->running = rc == 0;
+	if (sm->running)
+		pthread_setname_np(sm->thread, "npumemfs-sample");
 	return -rc;
 }
 
