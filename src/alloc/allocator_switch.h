@@ -31,8 +31,9 @@ struct sw_options {
 	int device_count;
 	const char *plugin_dirs; /* comma-separated allowed folders ("" none) */
 	uid_t owner;             /* who may own plug-in files besides root */
-	/* Told (outside every switch lock) when a plug-in is unloaded: the
-	 * switch does not log, its owner does. May be NULL. */
+	/* Told (outside every switch lock, on the thread that let go of the
+	 * last pin, so possibly on two threads at once) when a plug-in is
+	 * unloaded: the switch does not log, its owner does. May be NULL. */
 	void (*on_unload)(void *ctx, const char *name, const char *path);
 	/*
 	 * Told (outside every switch lock) just before a plug-in's code goes

@@ -72,13 +72,17 @@ static void on_fault(void *ctx, const char *name, const char *what)
 	snprintf(fault_what, sizeof(fault_what), "%s", what);
 }
 
-/* The plug-in the switch unloaded last. */
+/* The plug-in the switch unloaded last. Unloads are told on whichever
+ * thread let go of the last pin, two at once in the racing tests. */
 static char unloaded_name[32];
+static pthread_mutex_t unloaded_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_unload(void *ctx, const char *name, const char *path)
 {
 	(void)ctx, (void)path;
+	pthread_mutex_lock(&unloaded_lock);
 	snprintf(unloaded_name, sizeof(unloaded_name), "%s", name);
+	pthread_mutex_unlock(&unloaded_lock);
 }
 
 static int setup(void **state)
