@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc/caching_allocator.h"
 
@@ -374,6 +375,22 @@ static int open_data(struct nmfs *d, struct fh *fh, int flags)
 static bool may_write(const struct node *n)
 {
 	return n->store || n->data;
+}
+
+/*
+ * access(2), asked only of a mount without default_permissions, whose
+ * only user is its owner (or root): the owner's bits of the mode, which
+ * may_write keeps true for root as well.
+ */
+static int fs_access(const char *path, int mask)
+{
+	struct target t;
+	int rc = tree_resolve(daemon_ctx(), path, false, &t);
+
+	if (rc)
+		return rc;
+	int owner = (int)(t.node->mode >> 6) & (R_OK | W_OK | X_OK);
+	return (mask & ~owner) ? -EACCES : 0;
 }
 
 static int open_node(struct nmfs *d, struct fh *fh, int flags)
@@ -780,6 +797,7 @@ static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_poll
 const struct fuse_operations nmfs_ops = {
 	.init = fs_init,
 	.getattr = fs_getattr,
+	.access = fs_access,
 	.opendir = fs_opendir,
 	.readdir = fs_readdir,
 	.releasedir = fs_releasedir,

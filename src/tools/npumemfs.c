@@ -179,11 +179,17 @@ static int fuse_args_for(const struct cli *cli, const struct nmfs_config *cfg,
 		if (fuse_opt_add_arg(args, cli->argv[i]))
 			return -ENOMEM;
 	}
-	/* default_permissions always: the kernel enforces each file's mode. */
-	if (fuse_opt_add_arg(args, "-ofsname=npumemfs,subtype=npumemfs,"
-				   "default_permissions"))
+	if (fuse_opt_add_arg(args, "-ofsname=npumemfs,subtype=npumemfs"))
 		return -ENOMEM;
-	if (cfg->allow_other && fuse_opt_add_arg(args, "-oallow_other"))
+	/*
+	 * Other users are held to each file's mode by the kernel. Without
+	 * allow_other only the mount's owner gets in, and the daemon's own
+	 * checks (fuse_ops.c: writes where a row takes them, access) say
+	 * what the modes say; default_permissions would cost a GETATTR per
+	 * path component of every open, since attributes are never cached.
+	 */
+	if (cfg->allow_other &&
+	    fuse_opt_add_arg(args, "-oallow_other,default_permissions"))
 		return -ENOMEM;
 	return 0;
 }

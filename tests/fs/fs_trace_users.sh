@@ -37,6 +37,14 @@ refused_as() { # UID
 	esac
 }
 
+# With allow_other the kernel holds other users to the modes.
+grep -q "^npumemfs $MNT .*default_permissions" /proc/mounts ||
+	fail "allow_other without default_permissions"
+as 65534 cat "$MNT/stats/device0" >/dev/null || fail "another user cannot read stats"
+out=$(as 65534 cat "$MNT/ctl/empty_cache" 2>&1 >/dev/null) &&
+	fail "another user read a 0600 control file"
+case "$out" in *"Permission denied"*) ;; *) fail "0600 to another user: $out" ;; esac
+
 wait_as 65534
 refused_as 65534          # one wait per other user
 wait_as 65533

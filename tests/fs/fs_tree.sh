@@ -55,6 +55,26 @@ expect_eq "$(stat -c %a "$MNT/tensors/device1")" 755 "tensor folder mode"
 expect_eq "$(stat -c %s "$MNT/stats/device0")" "$(wc -c <"$MNT/stats/device0")" \
 	"a generated file's size is the length of its text"
 
+# Without allow_other the owner alone gets in, and the daemon answers
+# access(2) from the modes (the kernel's default_permissions would refresh
+# every path component's attributes on every open); test -w is the truth
+# for root too, whom the kernel's check would let write a 0444 file.
+grep -q "^npumemfs $MNT .*default_permissions" /proc/mounts &&
+	fail "default_permissions is on without allow_other"
+python3 - "$MNT" <<'PY' || fail "access(2) disagrees with the modes"
+import os, stat, sys
+for root, dirs, files in os.walk(sys.argv[1]):
+    for name in dirs + files:
+        p = os.path.join(root, name)
+        mode = os.stat(p).st_mode
+        for bit, ok in ((0o400, os.R_OK), (0o200, os.W_OK), (0o100, os.X_OK)):
+            want = bool(mode & bit)
+            if os.access(p, ok) != want:
+                sys.exit(f"{p}: access {ok} says {not want}, mode {stat.filemode(mode)}")
+PY
+[ -w "$MNT/stats/device0" ] && fail "test -w says stats/device0 is writable"
+[ -w "$MNT/ctl/empty_cache" ] || fail "test -w says ctl/empty_cache is not writable"
+
 # Contents.
 grep -q '^count = 2$' "$MNT/config" || fail "config does not show count = 2"
 expect_eq "$(cat "$MNT/devices/device1/mem_info")" "4294967296 4294967296" "mem_info of an idle device"
