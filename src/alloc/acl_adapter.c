@@ -17,6 +17,7 @@ struct acl_adapter {
 	aclrtStream stream;
 	aclrtAllocatorDesc desc;
 	uint64_t outstanding;     /* blocks the runtime holds, under owner->lock */
+	uint64_t pins;            /* launches that may call it, under owner->lock */
 	bool registered;          /* under owner->lock */
 	char name[32];
 	struct acl_adapter *next;
@@ -64,7 +65,7 @@ int acl_adapters_create(struct sw *sw, struct acl_adapters **out)
 /* Lock held: unlink `a` if nothing needs it any more; returns it then. */
 static struct acl_adapter *unlink_unused(struct acl_adapters *as, struct acl_adapter *a)
 {
-	if (a->registered || a->outstanding)
+	if (a->registered || a->outstanding || a->pins)
 		return NULL;
 	for (struct acl_adapter **pp = &as->list; *pp; pp = &(*pp)->next)
 		if (*pp == a) {
@@ -218,15 +219,50 @@ int acl_adapters_unregister(struct acl_adapters *as, aclrtStream stream, char *e
 	return e == ACL_SUCCESS ? 0 : refused(e, "aclrtAllocatorUnregister", "", err, errlen);
 }
 
+/* Lock held: `obj` if it is one of the listed adapters (never read
+ * through before it is found: it may be freed memory). */
+static struct acl_adapter *listed(struct acl_adapters *as, const void *obj)
+{
+	for (struct acl_adapter *a = as->list; a; a = a->next)
+		if (a == obj)
+			return a;
+	return NULL;
+}
+
+bool acl_adapters_pin(struct acl_adapters *as, const void *obj)
+{
+	pthread_mutex_lock(&as->lock);
+	struct acl_adapter *a = listed(as, obj);
+	if (a)
+		a->pins++;
+	pthread_mutex_unlock(&as->lock);
+	return a != NULL;
+}
+
+bool acl_adapters_unpin(struct acl_adapters *as, const void *obj)
+{
+	struct acl_adapter *gone = NULL;
+
+	pthread_mutex_lock(&as->lock);
+	struct acl_adapter *a = listed(as, obj);
+	if (a) {
+		a->pins--;
+		gone = unlink_unused(as, a);
+	}
+	pthread_mutex_unlock(&as->lock);
+	adapter_free_now(as, gone);
+	return a != NULL;
+}
+
 const char *acl_adapters_owner(struct acl_adapters *as, aclrtAllocator obj, char *buf,
 			       size_t len)
 {
 	const char *found = NULL;
 
 	pthread_mutex_lock(&as->lock);
-	for (struct acl_adapter *a = as->list; a && !found; a = a->next)
-		if (a == obj)
-			found = snprintf(buf, len, "%s", a->name) >= 0 ? buf : NULL;
+	struct acl_adapter *a = listed(as, obj);
+	if (a)
+		found = snprintf(buf, len, "%s", a->name) >= 0 ? buf : NULL;
 	pthread_mutex_unlock(&as->lock);
 	return found;
 }

@@ -40,6 +40,16 @@ int acl_adapters_register(struct acl_adapters *as, const char *name, int device,
 /* aclrtAllocatorUnregister(stream), whoever registered it. */
 int acl_adapters_unregister(struct acl_adapters *as, aclrtStream stream, char *err,
 			    size_t errlen);
+/*
+ * Keep adapter `obj` (an object read from the runtime's registration)
+ * while its functions may be called: an unregister meanwhile unlinks it
+ * but frees it only at the last unpin. False if `obj` is no adapter, or
+ * one freed already (the caller reads the registration again after the
+ * pin: unchanged, it is safe to call).
+ */
+bool acl_adapters_pin(struct acl_adapters *as, const void *obj);
+/* Let go of a pin; false if `obj` holds none (not an adapter). */
+bool acl_adapters_unpin(struct acl_adapters *as, const void *obj);
 /* Which allocator an adapter object serves ("caching", "plugin1"), or
  * NULL if `obj` is not one of these adapters. Copied into buf. */
 const char *acl_adapters_owner(struct acl_adapters *as, aclrtAllocator obj, char *buf,

@@ -71,22 +71,36 @@ static void log_warning(void *ctx, const char *name, const char *text)
 static int sw_fallback_malloc(void *ctx, int device, size_t size, aclrtStream stream,
 			      void **ptr, char *err, size_t errlen)
 {
-	return sw_malloc(ctx, device, size, stream, ptr, err, errlen);
+	struct nmfs *d = ctx;
+
+	return sw_malloc(d->sw, device, size, stream, ptr, err, errlen);
 }
 
 static int sw_fallback_free(void *ctx, void *ptr, char *err, size_t errlen)
 {
-	return sw_free(ctx, ptr, err, errlen);
+	struct nmfs *d = ctx;
+
+	return sw_free(d->sw, ptr, err, errlen);
 }
 
-static void *sw_hold_code_of(void *ctx, const void *code)
+/* An operator's registered allocator: one of the daemon's adapters is
+ * pinned itself (ctl/acl_allocator may unregister it meanwhile); one a
+ * plug-in registered keeps that plug-in loaded. */
+static void *hold_registered(void *ctx, void *obj, const void *code)
 {
-	return sw_hold_code(ctx, code);
+	struct nmfs *d = ctx;
+
+	if (acl_adapters_pin(d->acl, obj))
+		return obj;
+	return sw_hold_code(d->sw, code);
 }
 
-static void sw_drop_code(void *ctx, void *held)
+static void drop_registered(void *ctx, void *held)
 {
-	sw_drop(ctx, held);
+	struct nmfs *d = ctx;
+
+	if (!acl_adapters_unpin(d->acl, held))
+		sw_drop(d->sw, held);
 }
 
 static bool entry_owns(const void *entry, const void *code)
@@ -114,8 +128,8 @@ static void drop_registrations(void *ctx, const struct sw_entry *e)
 static int start_acl(struct nmfs *d)
 {
 	struct op_fallback fb = { .malloc = sw_fallback_malloc, .free = sw_fallback_free,
-				  .hold_code = sw_hold_code_of, .drop_code = sw_drop_code,
-				  .ctx = d->sw };
+				  .hold = hold_registered, .drop = drop_registered,
+				  .ctx = d };
 	int rc = acl_adapters_create(d->sw, &d->acl);
 
 	if (rc == 0)

@@ -185,8 +185,8 @@ static struct pending *take_completed(struct op_launcher *l)
 
 static void drop(struct op_launcher *l, void *held)
 {
-	if (held && l->fb.drop_code)
-		l->fb.drop_code(l->fb.ctx, held);
+	if (held && l->fb.drop)
+		l->fb.drop(l->fb.ctx, held);
 }
 
 static void free_workspace(struct op_launcher *l, struct pending *p)
@@ -350,14 +350,14 @@ static bool registered(aclrtStream stream, struct call *c)
 }
 
 /*
- * Keep the plug-in whose object holds the allocator's code loaded while its
- * functions may run (NULL: not a plug-in's). A plug-in going away drops
- * its registrations first (op_unregister_code), so a registration read
- * again after the hold, and unchanged, is safe to call.
+ * Keep the allocator's object and the plug-in holding its code while its
+ * functions may run. An unregister or a plug-in going away meanwhile
+ * changes the registration (op_unregister_code), so one read again after
+ * the hold, and unchanged, is safe to call.
  */
 static void *hold(struct op_launcher *l, aclrtStream stream, struct call *c, bool *gone)
 {
-	void *held = l->fb.hold_code ? l->fb.hold_code(l->fb.ctx, (const void *)c->alloc) : NULL;
+	void *held = l->fb.hold ? l->fb.hold(l->fb.ctx, c->obj, (const void *)c->alloc) : NULL;
 	struct call again = { 0 };
 
 	*gone = !registered(stream, &again) || again.obj != c->obj ||

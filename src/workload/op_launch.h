@@ -42,11 +42,12 @@ struct op_fallback {
 	int (*malloc)(void *ctx, int device, size_t size, aclrtStream stream, void **ptr,
 		      char *err, size_t errlen);
 	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
-	/* Optional: keep the plug-in whose object holds `code` loaded while a
-	 * registered allocator's functions there may still run (from the
-	 * launch to the free of each block); NULL for code no plug-in holds. */
-	void *(*hold_code)(void *ctx, const void *code);
-	void (*drop_code)(void *ctx, void *held);
+	/* Optional: keep a registered allocator's object `obj` and the
+	 * plug-in holding its `code` alive while its functions may still run
+	 * (from the launch to the free of each block, or to a failed alloc);
+	 * NULL for what nothing needs to keep. */
+	void *(*hold)(void *ctx, void *obj, const void *code);
+	void (*drop)(void *ctx, void *held);
 	void *ctx;
 };
 

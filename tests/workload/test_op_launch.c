@@ -223,6 +223,35 @@ static void swapping_allocators_with_workspace_outstanding_loses_nothing(void **
 	assert_int_equal(counts().outstanding_bytes, 0);
 }
 
+/* An operator may be calling an adapter read from the registration just
+ * as ctl/acl_allocator unregisters it: a pin keeps it until let go. */
+static void an_adapter_unregistered_while_pinned_lives_until_the_last_unpin(void **state)
+{
+	aclrtAllocatorDesc d;
+	aclrtAllocator obj;
+	aclrtAllocatorAllocFunc alloc;
+	aclrtAllocatorFreeFunc free_fn;
+	char name[32];
+	(void)state;
+
+	assert_int_equal(acl_adapters_register(adapters, "caching", 0, stream, err,
+					       sizeof(err)), 0);
+	assert_int_equal(aclrtAllocatorGetByStream(stream, &d, &obj, &alloc, &free_fn, NULL,
+						   NULL), ACL_SUCCESS);
+	assert_true(acl_adapters_pin(adapters, obj));
+	assert_int_equal(acl_adapters_unregister(adapters, stream, err, sizeof(err)), 0);
+	assert_string_equal(acl_adapters_owner(adapters, obj, name, sizeof(name)), "caching");
+	aclrtAllocatorBlock b = alloc(obj, MiB);
+	assert_non_null(b);
+	/* 1 MiB + 32 rounded to 512 */
+	assert_int_equal(caching_stats().allocated_bytes[NPA_STAT_ALL].current, MiB + 512);
+	free_fn(obj, b);
+	assert_true(acl_adapters_unpin(adapters, obj));
+	assert_null(acl_adapters_owner(adapters, obj, name, sizeof(name)));
+	assert_false(acl_adapters_unpin(adapters, obj));
+	assert_int_equal(caching_stats().allocated_bytes[NPA_STAT_ALL].current, 0);
+}
+
 static void a_descriptor_that_crashes_is_unregistered_and_never_called_again(void **state)
 {
 	aclrtAllocatorDesc d;
@@ -282,6 +311,7 @@ int main(void)
 		T(workspace_waits_for_the_operator_to_complete),
 		T(the_caching_adapter_serves_workspace_as_block_handles),
 		T(swapping_allocators_with_workspace_outstanding_loses_nothing),
+		T(an_adapter_unregistered_while_pinned_lives_until_the_last_unpin),
 		T(a_descriptor_that_crashes_is_unregistered_and_never_called_again),
 		T(an_address_outside_device_memory_is_given_back_and_refused),
 		T(malloc_block_is_torch_npu_block_handle_over_the_caching_allocator),
