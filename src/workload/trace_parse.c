@@ -349,10 +349,35 @@ int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
 	return rc;
 }
 
+void wl_parse_id_made(struct parser *p, uint32_t i, struct wl_event *ev)
+{
+	struct id_state *e = &p->ids.st[i];
+
+	ev->slot = i;
+	e->device = ev->device;
+	e->live = true;
+	e->line = p->line;
+	e->used = false;
+	e->pending = false;
+}
+
+void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev)
+{
+	struct id_state *e = &p->ids.st[i];
+
+	ev->slot = i;
+	ev->device = e->device;
+	/* Its events wait on the streams it was used on: a complete may follow. */
+	e->pending = e->used;
+	e->live = false;
+	e->line = p->line;
+	if (!e->pending)
+		wl_ids_died(&p->ids, i);
+}
+
 static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	struct id_state *e;
 	int64_t i;
 	uint32_t slot;
 	int rc = wl_parse_sized(p, f, nf, ev, &o);
@@ -368,37 +393,21 @@ static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 			return rc;
 		i = slot;
 	}
-	e = &p->ids.st[i];
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
-	ev->slot = (uint32_t)i;
-	e->device = ev->device;
-	e->live = true;
-	e->line = p->line;
-	e->used = false;
-	e->pending = false;
+	wl_parse_id_made(p, (uint32_t)i, ev);
 	return 0;
 }
 
 static int parse_free(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
-	struct id_state *e;
 	uint32_t i = 0;
 	int rc = wl_parse_check_fields(p, f, nf, 2, 2, "ID");
 
 	if (rc == 0)
 		rc = live_id(p, "free", f[1], &i);
-	if (rc)
-		return rc;
-	e = &p->ids.st[i];
-	ev->slot = i;
-	ev->device = e->device;
-	/* Its events wait on the streams it was used on: a complete may follow. */
-	e->pending = e->used;
-	e->live = false;
-	e->line = p->line;
-	if (!e->pending)
-		wl_ids_died(&p->ids, i);
-	return 0;
+	if (rc == 0)
+		wl_parse_id_freed(p, i, ev);
+	return rc;
 }
 
 /* record_stream and erase_stream: "CMD ID STREAM". */
@@ -564,13 +573,17 @@ int wl_parse_split(char *s, char **f)
 	}
 }
 
-static struct wl_event *next_event(struct parser *p)
+struct wl_event *wl_parse_event(struct parser *p, enum wl_op op)
 {
 	struct wl_trace *t = p->t;
 
 	if (wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024))
 		return NULL;
-	return &t->events[t->nevents];
+	struct wl_event *ev = &t->events[t->nevents];
+	memset(ev, 0, sizeof(*ev));
+	ev->op = (uint16_t)op;
+	ev->line = p->line;
+	return ev;
 }
 
 /*
@@ -622,12 +635,15 @@ static int check_loop(struct parser *p)
 	return wl_parse_host_check_loop(p);
 }
 
-static int parse_line(struct parser *p, char *line)
+static int parse_line(struct parser *p, char *line, size_t len)
 {
 	char *f[WL_MAX_FIELDS];
-	int nf = wl_parse_split(line, f);
 	struct wl_event *ev;
+	int rc = wl_parse_fast(p, line, len);
 
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	int nf = wl_parse_split(line, f);
 	if (nf == 0)
 		return 0;
 	if (f[0][0] == 'l' && strcmp(f[0], "loop_start") == 0)
@@ -643,12 +659,9 @@ static int parse_line(struct parser *p, char *line)
 		if (!p->streamed && p->t->nevents == WL_EVENTS_MAX)
 			return wl_parse_bad(p, "more than %d events: a trace is held whole in "
 					    "memory; split it", WL_EVENTS_MAX);
-		if ((ev = next_event(p)) == NULL)
+		if ((ev = wl_parse_event(p, commands[i].op)) == NULL)
 			return -ENOMEM;
-		memset(ev, 0, sizeof(*ev));
-		ev->op = (uint16_t)commands[i].op;
-		ev->line = p->line;
-		int rc = commands[i].parse(p, f, nf, ev);
+		rc = commands[i].parse(p, f, nf, ev);
 		if (rc == 0)
 			p->t->nevents++;
 		return rc;
@@ -709,7 +722,7 @@ int wl_parse_some(struct parser *p, size_t max, bool *ended)
 		else if (n == TRACE_LINE_TOO_LONG)
 			rc = wl_parse_bad(p, "line longer than %d bytes", WL_LINE_MAX);
 		else
-			rc = parse_line(p, line);
+			rc = parse_line(p, line, (size_t)n);
 	}
 	t->nslots = p->ids.names.limit;
 	t->npins = p->pins.names.limit;

@@ -39,13 +39,24 @@ int64_t wl_ids_find(const struct id_space *s, const char *key)
 	return str_table_find(&s->names, key, strlen(key));
 }
 
+int64_t wl_ids_find_len(const struct id_space *s, const char *key, size_t len)
+{
+	return str_table_find(&s->names, key, len);
+}
+
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index)
+{
+	return wl_ids_add_len(p, s, key, strlen(key), index);
+}
+
+int wl_ids_add_len(struct parser *p, struct id_space *s, const char *key, size_t len,
+		   uint32_t *index)
 {
 	int rc;
 
 	if (s->names.count == UINT32_MAX - 2)
 		return wl_parse_bad(p, "too many %s", s == &p->pins ? "pinned ids" : "ids");
-	if ((rc = str_table_add(&s->names, key, strlen(key), index)) != 0)
+	if ((rc = str_table_add(&s->names, key, len, index)) != 0)
 		return rc;
 	if (s->names.limit > s->st_cap) {
 		uint32_t cap = s->st_cap ? 2 * s->st_cap : 64;

@@ -135,13 +135,29 @@ int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **o
 /* The entry of the stream field `s`. */
 int wl_parse_stream_field(struct parser *p, const char *s, struct stream_entry **out);
 
+/* A new event of `op` on this line, zeroed, at the end of the trace's
+ * events (not yet counted); NULL if out of memory. */
+struct wl_event *wl_parse_event(struct parser *p, enum wl_op op);
+/* Device ID `i` allocated (ev->device set) or freed by event `ev`. */
+void wl_parse_id_made(struct parser *p, uint32_t i, struct wl_event *ev);
+void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev);
+/*
+ * The fast path (trace_fast.c): 1 if `line` (len bytes) is a plain
+ * "alloc ID SIZE" or "free ID" that could be taken, its event added; 0 to
+ * leave it to the general parser, nothing changed; or -ENOMEM.
+ */
+int wl_parse_fast(struct parser *p, const char *line, size_t len);
+
 /* ID namespaces (trace_parse_ids.c). */
 void wl_ids_init(struct id_space *s, const char *make, const char *end, bool forgetting);
 void wl_ids_release(struct id_space *s);
 /* The index of `key`, or -1 if it is not known (never seen, or forgotten). */
 int64_t wl_ids_find(const struct id_space *s, const char *key);
+int64_t wl_ids_find_len(const struct id_space *s, const char *key, size_t len);
 /* A new ID: 0 with its index (its state zeroed), or an error. */
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
+int wl_ids_add_len(struct parser *p, struct id_space *s, const char *key, size_t len,
+		   uint32_t *index);
 /* The ID at `index` is dead now (freed, completed or unpinned). */
 void wl_ids_died(struct id_space *s, uint32_t index);
 void wl_ids_loop_start(struct id_space *s);

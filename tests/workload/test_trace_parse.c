@@ -92,6 +92,39 @@ static void tabs_and_crlf_separate_fields(void **state)
 	wl_trace_free(t);
 }
 
+/* A plain line ("alloc ID SIZE", "free ID", single spaces) is read by the
+ * fast path, the same line with other blanks by the general parser: the
+ * events are the same, up to a SIZE of 19 digits. */
+static void plain_lines_give_the_events_of_the_general_parser(void **state)
+{
+	struct wl_trace *fast = parse_ok("alloc a 4096\nalloc b 0007\nfree a\n"
+					 "alloc c 9999999999999999999\nalloc a 1\n"
+					 "free b\nfree c\nfree a\n");
+	struct wl_trace *slow = parse_ok("alloc\ta 4096\nalloc b\t0007\nfree\ta\n"
+					 "alloc c  9999999999999999999\nalloc a 1 \n"
+					 "free b \nfree\tc\nfree  a\n");
+
+	(void)state;
+	assert_int_equal(fast->nevents, 8);
+	assert_int_equal(slow->nevents, 8);
+	assert_int_equal(fast->nslots, slow->nslots);
+	for (size_t i = 0; i < 8; i++) {
+		const struct wl_event *f = &fast->events[i], *s = &slow->events[i];
+		assert_int_equal(f->op, s->op);
+		assert_int_equal(f->slot, s->slot);
+		assert_int_equal(f->line, s->line);
+		assert_int_equal(f->device, s->device);
+		assert_int_equal(f->stream, s->stream);
+		assert_int_equal(f->size, s->size);
+	}
+	assert_int_equal(fast->events[0].size, 4096);
+	assert_int_equal(fast->events[1].size, 7);
+	assert_true(fast->events[3].size == 9999999999999999999ull);
+	assert_int_equal(fast->events[4].slot, 0); /* a's slot again */
+	wl_trace_free(fast);
+	wl_trace_free(slow);
+}
+
 static void ids_are_any_tokens_resolved_to_dense_slots(void **state)
 {
 	struct wl_trace *t = parse_ok("alloc 0x7f3a8c000000 512\nalloc tensor/weights:0 1\n"
@@ -344,11 +377,12 @@ static void load_names_messages_after_the_path(void **state)
 
 int main(void)
 {
-	static struct CMUnitTest tests[NBAD_TRACES + 16];
+	static struct CMUnitTest tests[NBAD_TRACES + 17];
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
 		cmocka_unit_test(sizes_take_binary_suffixes),
 		cmocka_unit_test(tabs_and_crlf_separate_fields),
+		cmocka_unit_test(plain_lines_give_the_events_of_the_general_parser),
 		cmocka_unit_test(ids_are_any_tokens_resolved_to_dense_slots),
 		cmocka_unit_test(streams_become_dense_indexes_with_zero_the_default),
 		cmocka_unit_test(free_and_record_stream_carry_the_device_of_their_id),
