@@ -196,11 +196,13 @@ void wl_trace_free(struct wl_trace *t);
  * trace's length. Every line is checked as wl_trace_parse checks it, with
  * the same messages, and the end of the trace (loop_start's rule) when the
  * last chunk is read. IDs are forgotten once no later line can need them
- * (trace_parse_ids.c), and their slots reused.
+ * (trace_parse_ids.c), and their slots reused. A thread reads the next
+ * chunk while the caller runs the one it has.
  */
 struct wl_trace_stream;
 
-/* The events of a chunk. */
+/* The most events of a chunk. A file's chunks start at a sixteenth of it
+ * and double; a pipe's first chunk is whole. */
 #define WL_STREAM_CHUNK 65536
 
 /* Open `path` ("-": stdin): 0, or -errno with "TRACE: reason" in err. */

@@ -26,16 +26,23 @@ void trace_lines_release(struct trace_lines *r)
 	r->buf = NULL;
 }
 
-/* Move what is left to the front and read more after it: -1 on an error. */
+/* Move what is left to the front and read more after it: -1 on an error.
+ * The new bytes are looked at for a NUL once, here, not line by line. */
 static int refill(struct trace_lines *r)
 {
 	size_t left = r->end - r->pos, n;
+	bool none = r->nul == r->end;
 
 	memmove(r->buf, r->buf + r->pos, left);
+	r->nul = none ? left : r->nul - r->pos;
 	r->pos = 0;
 	r->end = left;
 	n = fread(r->buf + left, 1, r->cap - 1 - left, r->f);
 	r->end += n;
+	if (none) {
+		const char *z = memchr(r->buf + left, '\0', n);
+		r->nul = z ? (size_t)(z - r->buf) : r->end;
+	}
 	if (n == 0) {
 		if (ferror(r->f))
 			return -1;
@@ -65,7 +72,8 @@ ssize_t trace_lines_next(struct trace_lines *r, char **line)
 	len = nl ? (size_t)(nl - s) : r->end - r->pos;
 	if (len == 0 && nl == NULL)
 		return TRACE_LINE_EOF;
-	if (memchr(s, '\0', len < WL_LINE_MAX + 1 ? len : WL_LINE_MAX + 1) != NULL)
+	/* A line with a NUL is never consumed, so r->nul stays at or after pos. */
+	if (r->nul < r->pos + (len < WL_LINE_MAX + 1 ? len : WL_LINE_MAX + 1))
 		return TRACE_LINE_NUL;
 	if (len > WL_LINE_MAX)
 		return TRACE_LINE_TOO_LONG;

@@ -21,6 +21,7 @@ struct trace_lines {
 	FILE *f;
 	char *buf;
 	size_t cap, pos, end;
+	size_t nul;  /* the first NUL byte at or after pos, or end if none */
 	bool eof;
 };
 

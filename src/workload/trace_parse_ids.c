@@ -195,9 +195,18 @@ static void note_first(void *ctx, unsigned line, char **f, int nf)
 		a->first[i] = line;
 }
 
+static bool any_mismatched(const struct id_space *s)
+{
+	for (uint32_t i = 0; i < s->names.limit; i++)
+		if (mismatched(s, i))
+			return true;
+	return false;
+}
+
 /*
  * An ID forgotten and made again has a later first_line than the one it
- * had: when some were forgotten, the first allocs are read again.
+ * had: when some were forgotten, the first allocs are read again, but
+ * only to name a mismatch (a good trace is not read twice).
  */
 int wl_ids_loop_mismatch(struct parser *p, struct id_space *s, uint32_t *index)
 {
@@ -205,6 +214,8 @@ int wl_ids_loop_mismatch(struct parser *p, struct id_space *s, uint32_t *index)
 	unsigned best = 0;
 	int rc = -ENOENT;
 
+	if (!any_mismatched(s))
+		return -ENOENT;
 	if (s->forgot && (a.first = calloc(s->names.limit + 1, sizeof(*a.first))) != NULL &&
 	    read_again(p, p->line + 1, note_first, &a) != 0) {
 		free(a.first);

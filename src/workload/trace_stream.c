@@ -1,20 +1,159 @@
 /*
  * trace_stream.c - a trace read, checked and handed out a chunk of events
  * at a time (replay.h), with the whole-trace parser's own line checks.
+ *
+ * A reading thread parses the next chunk while the caller replays the one
+ * it has, so on two cores the reading hides behind the replay instead of
+ * adding to it. Three sets of chunk arrays go round: the parser's, the
+ * one waiting in the hand-over slot, and the caller's; the parser's
+ * tables (IDs, streams) stay the reading thread's alone, and only counts
+ * and a copy of the stream numbers cross over.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_parse_impl.h"
 
+#define ERRLEN 1024
+
+/* The arrays of one chunk, with their capacities. */
+struct chunk {
+	struct wl_event *events;
+	size_t cap;
+	uint64_t *op_ns;
+	size_t op_cap;
+	long *stream_number;
+	size_t stream_cap;
+};
+
+/* A parsed chunk waiting for the caller. */
+struct slot {
+	struct chunk c;
+	struct wl_trace counts; /* its counts; its arrays are in c */
+	int rc;
+	bool ended;
+	bool full;
+	char err[ERRLEN];
+};
+
 struct wl_trace_stream {
-	struct parser p;
+	struct parser p;        /* the reading thread's */
 	struct trace_lines in;
 	FILE *f;
 	bool own_f;
-	bool ended;
+	char parse_err[ERRLEN]; /* the parser's messages */
+	pthread_t reader;
+	bool reading;           /* the thread was started */
+	pthread_mutex_t lock;
+	pthread_cond_t moved;   /* the slot was filled or emptied, or stop */
+	struct slot slot;
+	bool stop;
+	struct wl_trace view;   /* the caller's chunk; arrays of view_c */
+	struct chunk view_c;
+	bool done;              /* the caller got the end or an error */
+	int done_rc;
+	char done_err[ERRLEN];
 };
+
+/* Exchange the events and launch_op arrays of a and b. */
+static void swap_events(struct chunk *a, struct chunk *b)
+{
+	struct chunk t = *a;
+
+	a->events = b->events, a->cap = b->cap, a->op_ns = b->op_ns, a->op_cap = b->op_cap;
+	b->events = t.events, b->cap = t.cap, b->op_ns = t.op_ns, b->op_cap = t.op_cap;
+}
+
+/* The parser's chunk into the slot: its arrays, its counts, and a copy of
+ * the stream numbers (the parser keeps its own). */
+static int fill_slot(struct wl_trace_stream *s)
+{
+	struct wl_trace *t = s->p.t;
+	struct chunk *c = &s->slot.c;
+	struct chunk parsed = { t->events, s->p.cap, t->op_ns, s->p.op_cap, NULL, 0 };
+
+	if (t->nstreams > c->stream_cap) {
+		long *n = realloc(c->stream_number, t->nstreams * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->stream_number = n;
+		c->stream_cap = t->nstreams;
+	}
+	if (t->nstreams)
+		memcpy(c->stream_number, t->stream_number, t->nstreams * sizeof(long));
+	swap_events(&parsed, c);
+	t->events = parsed.events, s->p.cap = parsed.cap;
+	t->op_ns = parsed.op_ns, s->p.op_cap = parsed.op_cap;
+	s->slot.counts = *t;
+	return 0;
+}
+
+/* Wait for the slot to be free, then hand the chunk over: false if the
+ * stream is closing. */
+static bool hand_over(struct wl_trace_stream *s, int rc, bool ended)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->slot.full && !s->stop)
+		pthread_cond_wait(&s->moved, &s->lock);
+	bool go = !s->stop;
+	if (go) {
+		if (rc == 0 && (rc = fill_slot(s)) != 0)
+			snprintf(s->parse_err, sizeof(s->parse_err), "%s: %s", s->p.name,
+				 strerror(-rc));
+		s->slot.rc = rc;
+		s->slot.ended = ended;
+		memcpy(s->slot.err, s->parse_err, sizeof(s->slot.err));
+		s->slot.full = true;
+		pthread_cond_broadcast(&s->moved);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return go;
+}
+
+/*
+ * The first chunk of a file is small, so the replay starts at once, and
+ * chunks double up to WL_STREAM_CHUNK. From a pipe the first chunk is
+ * whole: the devices to start are the ones it names (the file itself can
+ * be read for them before the replay starts).
+ */
+static size_t first_chunk(const struct wl_trace_stream *s)
+{
+	struct stat st;
+
+	if (fstat(fileno(s->f), &st) == 0 && S_ISREG(st.st_mode))
+		return WL_STREAM_CHUNK / 16;
+	return WL_STREAM_CHUNK;
+}
+
+static void *read_ahead(void *arg)
+{
+	struct wl_trace_stream *s = arg;
+	size_t max = first_chunk(s);
+	bool ended = false;
+	int rc = 0;
+
+	for (; rc == 0 && !ended; max = max < WL_STREAM_CHUNK ? 2 * max : max) {
+		s->p.t->nevents = 0;
+		s->p.t->nops = 0; /* launch_op durations are the chunk's */
+		rc = wl_parse_some(&s->p, max, &ended);
+		if (!hand_over(s, rc, ended))
+			break;
+	}
+	return NULL;
+}
+
+static int start_reading(struct wl_trace_stream *s)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->moved, NULL);
+	s->view.name = s->p.t->name;
+	int rc = -pthread_create(&s->reader, NULL, read_ahead, s);
+	s->reading = rc == 0;
+	return rc;
+}
 
 int wl_trace_stream_open(const char *path, struct wl_trace_stream **out, char *err,
 			 size_t errlen)
@@ -38,6 +177,10 @@ int wl_trace_stream_open(const char *path, struct wl_trace_stream **out, char *e
 		rc = wl_parse_begin(&s->p, path, &s->in, true, err, errlen);
 	else if (err)
 		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	s->p.err = s->parse_err;
+	s->p.errlen = sizeof(s->parse_err);
+	if (rc == 0 && (rc = start_reading(s)) != 0 && err)
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 	if (rc) {
 		wl_trace_stream_close(s);
 		return rc;
@@ -46,25 +189,54 @@ int wl_trace_stream_open(const char *path, struct wl_trace_stream **out, char *e
 	return 0;
 }
 
+/* The chunk in the slot becomes the caller's; the slot is free again. */
+static void take_slot(struct wl_trace_stream *s)
+{
+	struct slot *sl = &s->slot;
+	struct wl_trace *v = &s->view;
+	struct chunk c = s->view_c;
+
+	swap_events(&s->view_c, &sl->c);
+	s->view_c.stream_number = sl->c.stream_number;
+	s->view_c.stream_cap = sl->c.stream_cap;
+	sl->c.stream_number = c.stream_number;
+	sl->c.stream_cap = c.stream_cap;
+	*v = sl->counts;
+	v->events = s->view_c.events;
+	v->op_ns = s->view_c.op_ns;
+	v->stream_number = s->view_c.stream_number;
+	sl->full = false;
+}
+
 int wl_trace_stream_next(struct wl_trace_stream *s, bool *ended, char *err, size_t errlen)
 {
-	int rc;
-
-	s->p.err = err;
-	s->p.errlen = errlen;
-	s->p.t->nevents = 0;
-	s->p.t->nops = 0; /* launch_op durations are the chunk's */
-	*ended = s->ended;
-	if (s->ended)
-		return 0;
-	rc = wl_parse_some(&s->p, WL_STREAM_CHUNK, &s->ended);
-	*ended = s->ended;
-	return rc;
+	s->view.nevents = 0;
+	s->view.nops = 0;
+	if (!s->done) {
+		pthread_mutex_lock(&s->lock);
+		while (!s->slot.full)
+			pthread_cond_wait(&s->moved, &s->lock);
+		s->done_rc = s->slot.rc;
+		s->done = s->slot.rc != 0 || s->slot.ended;
+		*ended = s->slot.ended && s->slot.rc == 0;
+		memcpy(s->done_err, s->slot.err, sizeof(s->done_err));
+		if (s->slot.rc == 0)
+			take_slot(s);
+		else
+			s->slot.full = false;
+		pthread_cond_broadcast(&s->moved);
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		*ended = s->done_rc == 0;
+	}
+	if (s->done_rc && err)
+		snprintf(err, errlen, "%s", s->done_err);
+	return s->done_rc;
 }
 
 const struct wl_trace *wl_trace_stream_trace(const struct wl_trace_stream *s)
 {
-	return s->p.t;
+	return &s->view;
 }
 
 /* The device of a "device=D" option, or -1 if the field is not one. */
@@ -106,16 +278,21 @@ static int line_max_device(const char *s, size_t len)
 	return max;
 }
 
-/* The lines of [s, end) that have "device=": their highest device. */
+/* The lines of [s, end) that have "device=": their highest device. Looked
+ * for by their '=' (memchr's pace; most lines have none), then the word. */
 static int region_max_device(const char *s, const char *end)
 {
-	const char *hit, *from, *to;
+	const char *eq, *from, *to;
 	int max = 0;
 
-	while ((hit = memmem(s, (size_t)(end - s), "device=", 7)) != NULL) {
-		from = memrchr(s, '\n', (size_t)(hit - s));
+	while ((eq = memchr(s, '=', (size_t)(end - s))) != NULL) {
+		if (eq - s < 6 || memcmp(eq - 6, "device", 6) != 0) {
+			s = eq + 1;
+			continue;
+		}
+		from = memrchr(s, '\n', (size_t)(eq - s));
 		from = from ? from + 1 : s;
-		to = memchr(hit, '\n', (size_t)(end - hit));
+		to = memchr(eq, '\n', (size_t)(end - eq));
 		to = to ? to : end;
 		int d = line_max_device(from, (size_t)(to - from));
 		if (d > max)
@@ -160,14 +337,37 @@ int wl_trace_stream_max_device(const struct wl_trace_stream *s, int *out)
 	return 0;
 }
 
+static void stop_reading(struct wl_trace_stream *s)
+{
+	if (!s->reading)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_broadcast(&s->moved);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->reader, NULL);
+	pthread_cond_destroy(&s->moved);
+	pthread_mutex_destroy(&s->lock);
+}
+
+static void chunk_free(struct chunk *c)
+{
+	free(c->events);
+	free(c->op_ns);
+	free(c->stream_number);
+}
+
 void wl_trace_stream_close(struct wl_trace_stream *s)
 {
 	if (s == NULL)
 		return;
+	stop_reading(s);
 	if (s->p.t != NULL) {
 		wl_parse_end(&s->p);
 		wl_trace_free(s->p.t);
 	}
+	chunk_free(&s->slot.c);
+	chunk_free(&s->view_c);
 	trace_lines_release(&s->in);
 	if (s->own_f && s->f)
 		fclose(s->f);

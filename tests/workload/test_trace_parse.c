@@ -312,6 +312,31 @@ static void a_line_longer_than_4096_bytes_is_refused(void **state)
 	free(text);
 }
 
+/* The reader looks for NUL bytes a block (1 MiB) at a time: one far into
+ * the file is found on its line, and one past the first 4097 bytes of a
+ * line leaves it a line too long, as a reader of one byte at a time finds. */
+static void a_nul_byte_past_the_first_block_names_its_line(void **state)
+{
+	const size_t pairs = 100000; /* 2.6 MB of lines before it */
+	size_t cap = pairs * 32 + 2 * WL_LINE_MAX + 64, n = 0;
+	char *text = malloc(cap), err[WL_ERRLEN] = "";
+	struct wl_trace *t = NULL;
+
+	(void)state;
+	assert_non_null(text);
+	for (size_t i = 0; i < pairs; i++)
+		n += (size_t)sprintf(text + n, "alloc a%zu 1\nfree a%zu\n", i, i);
+	size_t line = n;
+	memcpy(text + n, "sync\0 1\n", 8);
+	assert_int_equal(parse_text(text, n + 8, &t, err), -EINVAL);
+	assert_string_equal(err, "t:200001: NUL byte in line");
+	memset(text + line, '#', WL_LINE_MAX + 1);
+	memcpy(text + line + WL_LINE_MAX + 1, "\0\n", 2);
+	assert_int_equal(parse_text(text, line + WL_LINE_MAX + 3, &t, err), -EINVAL);
+	assert_string_equal(err, "t:200001: line longer than 4096 bytes");
+	free(text);
+}
+
 /* Weights before loop_start, steps after it that free what they allocate
  * (an ID freed and allocated again in the steps is fine). */
 static void loop_start_marks_the_first_repeated_event(void **state)
@@ -377,7 +402,7 @@ static void load_names_messages_after_the_path(void **state)
 
 int main(void)
 {
-	static struct CMUnitTest tests[NBAD_TRACES + 17];
+	static struct CMUnitTest tests[NBAD_TRACES + 18];
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
 		cmocka_unit_test(sizes_take_binary_suffixes),
@@ -391,6 +416,7 @@ int main(void)
 		cmocka_unit_test(captures_resolve_graphs_pools_and_streams),
 		cmocka_unit_test(mempools_take_flags_and_share_names_with_pools),
 		cmocka_unit_test(a_line_longer_than_4096_bytes_is_refused),
+		cmocka_unit_test(a_nul_byte_past_the_first_block_names_its_line),
 		cmocka_unit_test(empty_trace_has_no_events),
 		cmocka_unit_test(loop_start_marks_the_first_repeated_event),
 		cmocka_unit_test(a_trace_without_loop_start_has_no_loop),

@@ -1,0 +1,127 @@
+/*
+ * test_trace_stream.c - a trace read a chunk at a time while the caller
+ * replays the last one: the chunks come in order, whole, with the stream
+ * numbers seen so far, and a bad line is the error of its chunk.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "workload/replay.h"
+
+/* A trace of `pairs` alloc/free pairs, every third on stream 7, then
+ * `tail` (a last line, or ""). Returns its path, to unlink. */
+static char *write_trace(unsigned pairs, const char *tail)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/npumemfs-stream-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (unsigned i = 0; i < pairs; i++)
+		fprintf(f, "alloc t%u %u%s\nfree t%u\n", i, 512 * (i % 9 + 1),
+			i % 3 == 2 ? " stream=7" : "", i);
+	fputs(tail, f);
+	fclose(f);
+	return path;
+}
+
+static void chunks_come_in_order_whole_with_their_streams(void **state)
+{
+	char err[WL_ERRLEN];
+	struct wl_trace_stream *s;
+	bool ended = false;
+	unsigned chunks = 0, line = 0;
+	char *path = write_trace(70000, "");
+
+	(void)state;
+	assert_int_equal(wl_trace_stream_open(path, &s, err, sizeof(err)), 0);
+	const struct wl_trace *t = wl_trace_stream_trace(s);
+	/* A file's chunks start small and double up to WL_STREAM_CHUNK. */
+	const size_t sizes[] = { 4096, 8192, 16384, 32768, 65536, 13024 };
+	while (!ended) {
+		assert_int_equal(wl_trace_stream_next(s, &ended, err, sizeof(err)), 0);
+		assert_true(chunks < 6);
+		assert_int_equal(t->nevents, sizes[chunks]);
+		for (size_t i = 0; i < t->nevents; i++) {
+			const struct wl_event *ev = &t->events[i];
+			assert_int_equal(ev->line, ++line);
+			assert_int_equal(ev->op, line % 2 ? WL_ALLOC : WL_FREE);
+			if (ev->op == WL_ALLOC)
+				assert_int_equal(ev->size, 512 * ((line / 2) % 9 + 1));
+		}
+		assert_int_equal(t->nstreams, 2);
+		assert_int_equal(t->stream_number[1], 7);
+		chunks++;
+	}
+	assert_int_equal(chunks, 6);
+	assert_int_equal(line, 140000);
+	assert_int_equal(wl_trace_stream_next(s, &ended, err, sizeof(err)), 0);
+	assert_true(ended);
+	assert_int_equal(t->nevents, 0);
+	wl_trace_stream_close(s);
+	unlink(path);
+}
+
+static void a_bad_line_is_the_error_of_its_chunk(void **state)
+{
+	char err[WL_ERRLEN], want[WL_ERRLEN + 64];
+	struct wl_trace_stream *s;
+	bool ended;
+	char *path = write_trace(70000, "free t5\n");
+
+	(void)state;
+	assert_int_equal(wl_trace_stream_open(path, &s, err, sizeof(err)), 0);
+	for (size_t n = 4096; n <= WL_STREAM_CHUNK; n *= 2) {
+		assert_int_equal(wl_trace_stream_next(s, &ended, err, sizeof(err)), 0);
+		assert_false(ended);
+		assert_int_equal(wl_trace_stream_trace(s)->nevents, n);
+	}
+	snprintf(want, sizeof(want), "%s:140001: free of id 't5', freed on line 12", path);
+	for (int again = 0; again < 2; again++) {
+		err[0] = '\0';
+		assert_int_equal(wl_trace_stream_next(s, &ended, err, sizeof(err)), -EINVAL);
+		assert_false(ended);
+		assert_string_equal(err, want);
+	}
+	wl_trace_stream_close(s);
+	unlink(path);
+}
+
+/* Closed after its first chunk, with the reading thread waiting to hand
+ * over the next: the close neither waits for the rest nor leaks. */
+static void a_stream_closed_early_stops_reading(void **state)
+{
+	char err[WL_ERRLEN];
+	struct wl_trace_stream *s;
+	bool ended;
+	char *path = write_trace(200000, "");
+
+	(void)state;
+	assert_int_equal(wl_trace_stream_open(path, &s, err, sizeof(err)), 0);
+	assert_int_equal(wl_trace_stream_next(s, &ended, err, sizeof(err)), 0);
+	assert_false(ended);
+	wl_trace_stream_close(s);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(chunks_come_in_order_whole_with_their_streams),
+		cmocka_unit_test(a_bad_line_is_the_error_of_its_chunk),
+		cmocka_unit_test(a_stream_closed_early_stops_reading),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
