@@ -13,6 +13,21 @@
 
 #define MIN_BUCKETS 64
 
+/* The last 1 to 7 bytes as one word, every byte in it, without a loop:
+ * two overlapping 4-byte loads, or three single bytes (as wyhash reads). */
+static uint64_t short_tail(const char *s, size_t len)
+{
+	uint32_t a, b;
+
+	if (len >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		return (uint64_t)a << 32 | b;
+	}
+	return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len >> 1] << 8 |
+	       (unsigned char)s[len - 1];
+}
+
 /* Eight bytes at a time, multiply-mixed: trace IDs are short tokens. */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
@@ -24,11 +39,8 @@ static uint64_t hash_bytes(const char *s, size_t len)
 		h = (h ^ w) * k;
 		h ^= h >> 29;
 	}
-	if (len) {
-		w = 0;
-		memcpy(&w, s, len);
-		h = (h ^ w) * k;
-	}
+	if (len)
+		h = (h ^ short_tail(s, len)) * k;
 	h ^= h >> 32;
 	h *= 0xd6e8feb86659fd93ULL;
 	return h ^ (h >> 32);
