@@ -360,20 +360,25 @@ static int read_chunk(struct run *r)
 
 /*
  * The devices to start before the first chunk runs: the highest the whole
- * trace names, looked for in the file without parsing it; a pipe cannot be
- * read twice, so there the first chunk's.
+ * trace names, looked for in the file without parsing it while the first
+ * chunk is read; a pipe cannot be read twice, so there the first chunk's.
  */
-static void find_max_device(struct run *r, const struct cli *cli)
+static void scan_devices(struct run *r, const struct cli *cli)
 {
-	r->max_device = r->trace->max_device;
-	if (r->ended || cli->devices || cli->config)
+	r->max_device = 0;
+	if (cli->devices || cli->config)
 		return;
-	if (wl_trace_stream_max_device(r->in, &r->max_device) != 0) {
-		r->max_device = r->trace->max_device;
+	if (wl_trace_stream_max_device(r->in, &r->max_device) != 0)
 		r->devices_guessed = true;
-	} else if (r->trace->max_device > r->max_device) {
+}
+
+/* The first chunk's devices, with what the scan found. */
+static void first_chunk_devices(struct run *r)
+{
+	if (r->trace->max_device > r->max_device)
 		r->max_device = r->trace->max_device;
-	}
+	if (r->ended)
+		r->devices_guessed = false; /* the chunk was the whole trace */
 }
 
 /*
@@ -710,9 +715,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	r.trace = wl_trace_stream_trace(r.in);
+	scan_devices(&r, &cli);
 	status = read_chunk(&r);
 	if (status == 0) {
-		find_max_device(&r, &cli);
+		first_chunk_devices(&r);
 		status = configure(&r, &cli);
 	}
 	if (status == 0)

@@ -201,8 +201,8 @@ void wl_trace_free(struct wl_trace *t);
  */
 struct wl_trace_stream;
 
-/* The most events of a chunk. A file's chunks start at a sixteenth of it
- * and double; a pipe's first chunk is whole. */
+/* The most events of a chunk. A file's chunks are 4096 events at first,
+ * then up to 16384; a pipe's are whole. */
 #define WL_STREAM_CHUNK 65536
 
 /* Open `path` ("-": stdin): 0, or -errno with "TRACE: reason" in err. */

@@ -10,8 +10,10 @@
 #include "replay.h"
 #include "trace_lines.h"
 
-/* Read this much at a time; the buffer also holds a whole longest line. */
-#define BLOCK (1u << 20)
+/* Read this much at a time; the buffer also holds a whole longest line.
+ * 64 KiB, not more: a fresh page costs a fault the first time it is
+ * written, and every later block reuses these. */
+#define BLOCK (1u << 16)
 
 int trace_lines_init(struct trace_lines *r, FILE *f)
 {

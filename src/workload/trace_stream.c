@@ -114,28 +114,30 @@ static bool hand_over(struct wl_trace_stream *s, int rc, bool ended)
 }
 
 /*
- * The first chunk of a file is small, so the replay starts at once, and
- * chunks double up to WL_STREAM_CHUNK. From a pipe the first chunk is
- * whole: the devices to start are the ones it names (the file itself can
- * be read for them before the replay starts).
+ * A file's chunks are small: the first lets the replay start at once, and
+ * the three sets of arrays stay small (each fresh page costs a fault). A
+ * pipe's first chunk is whole: the devices to start are the ones it names
+ * (a file is read for them before the replay starts).
  */
-static size_t first_chunk(const struct wl_trace_stream *s)
+enum { FILE_FIRST = WL_STREAM_CHUNK / 16, FILE_CHUNK = WL_STREAM_CHUNK / 4 };
+
+static bool from_file(const struct wl_trace_stream *s)
 {
 	struct stat st;
 
-	if (fstat(fileno(s->f), &st) == 0 && S_ISREG(st.st_mode))
-		return WL_STREAM_CHUNK / 16;
-	return WL_STREAM_CHUNK;
+	return fstat(fileno(s->f), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 static void *read_ahead(void *arg)
 {
 	struct wl_trace_stream *s = arg;
-	size_t max = first_chunk(s);
+	bool file = from_file(s);
+	size_t max = file ? FILE_FIRST : WL_STREAM_CHUNK;
+	size_t most = file ? FILE_CHUNK : WL_STREAM_CHUNK;
 	bool ended = false;
 	int rc = 0;
 
-	for (; rc == 0 && !ended; max = max < WL_STREAM_CHUNK ? 2 * max : max) {
+	for (; rc == 0 && !ended; max = max < most ? 2 * max : max) {
 		s->p.t->nevents = 0;
 		s->p.t->nops = 0; /* launch_op durations are the chunk's */
 		rc = wl_parse_some(&s->p, max, &ended);
@@ -152,6 +154,8 @@ static int start_reading(struct wl_trace_stream *s)
 	s->view.name = s->p.t->name;
 	int rc = -pthread_create(&s->reader, NULL, read_ahead, s);
 	s->reading = rc == 0;
+	if (s->reading) /* for top -H and perf -t */
+		pthread_setname_np(s->reader, "trace-reader");
 	return rc;
 }
 
@@ -304,7 +308,7 @@ static int region_max_device(const char *s, const char *end)
 
 int wl_trace_stream_max_device(const struct wl_trace_stream *s, int *out)
 {
-	enum { BLOCK = 1 << 20 };
+	enum { BLOCK = 1 << 16 };
 	char *buf;
 	size_t have = 0, n;
 	FILE *f;

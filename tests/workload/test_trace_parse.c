@@ -312,7 +312,7 @@ static void a_line_longer_than_4096_bytes_is_refused(void **state)
 	free(text);
 }
 
-/* The reader looks for NUL bytes a block (1 MiB) at a time: one far into
+/* The reader looks for NUL bytes a block (64 KiB) at a time: one far into
  * the file is found on its line, and one past the first 4097 bytes of a
  * line leaves it a line too long, as a reader of one byte at a time finds. */
 static void a_nul_byte_past_the_first_block_names_its_line(void **state)
