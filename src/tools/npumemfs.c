@@ -18,6 +18,7 @@
 #include "config.h"
 #include "fs/daemon.h"
 #include "fs/fuse_ops.h"
+#include "background.h"
 #include "log_file.h"
 #include "machine.h"
 #include <fuse_lowlevel.h>
@@ -234,7 +235,7 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 		 const struct fuse_cmdline_opts *opts, int log_fd)
 {
 	char err[NMFS_ERRLEN];
-	int rc = 1;
+	int rc = 1, ready = -1;
 	struct fuse *fuse = fuse_new(args, &nmfs_ops, sizeof(nmfs_ops), d);
 
 	if (!fuse) {
@@ -244,7 +245,7 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 	}
 	if (daemon_set_mountpoint(d, opts->mountpoint) || fuse_mount(fuse, opts->mountpoint))
 		goto out_destroy;
-	if (fuse_daemonize(opts->foreground))
+	if (opts->foreground ? fuse_daemonize(1) != 0 : bg_detach(&ready) != 0)
 		goto out_unmount;
 	log_to_file(d, log_fd);
 	log_fd = -1;
@@ -253,6 +254,10 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 	if (daemon_start_threads(d, err, sizeof(err)))
 		dlog_printf(&d->log, "%s", err);
 	dlog_printf(&d->log, "mounted on %s", opts->mountpoint);
+	/* Only now may the command that started a background daemon return:
+	 * a SIGTERM from here on unmounts with the report. */
+	bg_ready(ready);
+	ready = -1;
 	int loop = run_loop(fuse, opts);
 	/* A positive value is the signal that ended the loop: a clean exit. */
 	rc = loop < 0 ? 1 : 0;
@@ -260,6 +265,8 @@ static int serve(struct nmfs *d, struct fuse_args *args,
 		dlog_printf(&d->log, "signal %d: unmounting", loop);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
+	if (ready >= 0)
+		close(ready); /* the starter exits 1 */
 	fuse_unmount(fuse);
 out_destroy:
 	fuse_destroy(fuse);

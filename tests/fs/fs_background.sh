@@ -48,10 +48,14 @@ grep -qx 'npumemfs: graph: create g' "$LOG" || fail "no graph line in: $(cat "$L
 grep -qx 'npumemfs: invariant check: ok' "$LOG" || fail "no invariant check in: $(cat "$LOG")"
 grep -qx 'npumemfs: no leaks' "$LOG" || fail "no leak report in: $(cat "$LOG")"
 
-# A second run appends, and a SIGTERM ends it with its report too.
+# A second run appends, and a SIGTERM ends it with its report too. The
+# command returns only once the daemon serves: its header and "mounted on"
+# are in the file, and a SIGTERM sent at once is handled (the first run's
+# pid, still exiting, must not be taken for it).
 "$NPUMEMFS" --config "$INI" "$MNT" 2>"$WORK/terminal" || fail "second mount"
+expect_eq "$(grep -c ' in the background$' "$LOG")" 2 "runs in the file when the command returns"
+expect_eq "$(grep -c '^npumemfs: mounted on ' "$LOG")" 2 "mounted when the command returns"
 pid=$(sed -n 's/^npumemfs: [0-9T:+-]*: pid \([0-9]*\) serves .*/\1/p' "$LOG" | tail -n 1)
-expect_eq "$(grep -c ' in the background$' "$LOG")" 2 "runs in the file"
 kill -TERM "$pid"
 wait_report "$LOG" 2
 grep -qx 'npumemfs: signal 15: unmounting' "$LOG" || fail "no signal line: $(cat "$LOG")"
