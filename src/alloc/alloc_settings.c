@@ -17,7 +17,7 @@
 static void lock_all(struct npa *a)
 {
 	for (int i = 0; i < a->ndev; i++)
-		npa_lock_acquire(&a->dev[i].lock);
+		npa_device_lock(&a->dev[i]);
 }
 
 static void unlock_all(struct npa *a)

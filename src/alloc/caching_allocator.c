@@ -112,7 +112,7 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 	int rc = 0;
 
 	for (int d = 0; d < a->ndev && rc == 0; d++) {
-		npa_lock_acquire(&a->dev[d].lock);
+		npa_device_lock(&a->dev[d]);
 		rc = npa_event_queues_name(&a->dev[d].events, stream, device, number);
 		npa_lock_release(&a->dev[d].lock);
 	}
@@ -137,7 +137,7 @@ bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
 
 	if (dev == NULL || size == 0)
 		return false;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	bool reserved = npa_device_segments_overlap(dev, (uintptr_t)ptr, (uintptr_t)ptr + size);
 	npa_lock_release(&dev->lock);
 	return reserved;
@@ -161,7 +161,7 @@ int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t
 	*n = 0;
 	if (dev == NULL)
 		return -ENODEV;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
 		count++;
 	struct npa_range *r = count ? malloc(count * sizeof(*r)) : NULL;
@@ -198,7 +198,7 @@ static int for_devices(struct npa *a, int device, int (*fn)(struct npa_device *)
 	if (npa_device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last && rc == 0; i++) {
-		npa_lock_acquire(&a->dev[i].lock);
+		npa_device_lock(&a->dev[i]);
 		rc = fn(&a->dev[i]);
 		npa_lock_release(&a->dev[i].lock);
 	}
@@ -235,7 +235,7 @@ static bool empty_cache_refused(struct npa *a, int device)
 	for (int i = 0; i < a->ndev && !refused; i++) {
 		if (device >= 0 && i != device)
 			continue;
-		npa_lock_acquire(&a->dev[i].lock);
+		npa_device_lock(&a->dev[i]);
 		refused = a->flavor->any_scope_is_capture && npa_capture_underway(&a->dev[i], NULL);
 		npa_lock_release(&a->dev[i].lock);
 	}
@@ -275,7 +275,7 @@ int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	if (len > 0)
 		snprintf(buf, len, "%s", dev->last_oom);
 	npa_lock_release(&dev->lock);
@@ -305,7 +305,7 @@ int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *er
 				 fraction);
 		return -EINVAL;
 	}
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	int rc = npa_device_set_fraction(dev, fraction);
 	npa_lock_release(&dev->lock);
 	return rc;
@@ -319,7 +319,7 @@ double npa_get_memory_fraction(struct npa *a, int device)
 
 	if (dev == NULL)
 		return 1.0;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	if (dev->set_fraction && npa_device_mem_info(device, &free, &total) == 0 && total > 0)
 		f = (double)dev->allowed_memory_maximum / (double)total;
 	npa_lock_release(&dev->lock);
@@ -345,7 +345,7 @@ int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
 	if (npa_device_of(a, first) == NULL || device < -1)
 		return -ENODEV;
 	for (int i = first; i <= last; i++) {
-		npa_lock_acquire(&a->dev[i].lock);
+		npa_device_lock(&a->dev[i]);
 		int rc = npa_device_snapshot(&a->dev[i], out);
 		npa_lock_release(&a->dev[i].lock);
 		if (rc < 0) {
@@ -362,7 +362,7 @@ int npa_check(struct npa *a, int device, char *err, size_t errlen)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	int rc = npa_device_check(dev, err, errlen);
 	npa_lock_release(&dev->lock);
 	return rc;

@@ -35,12 +35,13 @@ static inline struct npa_device *npa_device_of(struct npa *a, int device)
 }
 
 /*
- * The device holding `ptr` as an allocated block, returned locked. With
- * several devices, only those whose segments span `ptr` are locked and
- * searched.
+ * The device holding `ptr` in its pointer map, returned locked and not
+ * settled: npa_free settles unless it frees the last split, and tells a
+ * last split already freed from an allocated block. With several devices,
+ * only those whose segments span `ptr` are locked and searched.
  */
-static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
-						 struct npa_ptr_slot **out)
+static inline struct npa_device *npa_lock_owner_unsettled(struct npa *a, const void *ptr,
+							   struct npa_ptr_slot **out)
 {
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
@@ -54,6 +55,24 @@ static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
 		npa_lock_release(&dev->lock);
 	}
 	return NULL;
+}
+
+/* The same, settled: for every operation on a block but its free. A
+ * freed last split is still in the pointer map until then. */
+static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
+						 struct npa_ptr_slot **out)
+{
+	struct npa_device *dev = npa_lock_owner_unsettled(a, ptr, out);
+
+	if (dev == NULL || dev->last_split == NULL)
+		return dev;
+	npa_device_settle(dev);
+	*out = npa_device_find(dev, ptr);
+	if (*out == NULL) {
+		npa_lock_release(&dev->lock);
+		return NULL;
+	}
+	return dev;
 }
 
 #endif /* NPA_CACHING_ALLOCATOR_IMPL_H */

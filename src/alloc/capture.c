@@ -25,7 +25,7 @@ static int mark(struct npa *a, int device, int delta)
 	struct npa_device *dev = &a->dev[device];
 	int rc = 0;
 
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	if (dev->active_captures + delta < 0)
 		rc = -EINVAL;
 	else

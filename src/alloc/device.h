@@ -65,6 +65,11 @@ struct npa_device {
 	 * kept with conf (set at creation and by npa_set_conf). */
 	bool rounds_by_divisions;
 	struct npa_history history;
+	/* The block the last malloc split off a cached block, while the device
+	 * has done nothing else since; with last_split_freed, freed with its
+	 * merge put off (device_allocator.c, "The last split, again"). */
+	struct npa_block *last_split;
+	bool last_split_freed;
 	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
 };
@@ -186,6 +191,16 @@ static inline void npa_stat_sub(struct npa_stat *arr, int type, int64_t n)
 	npa_stat_decrease(&arr[type], n);
 }
 
+/* An increase back to a value the stat has had since its peak was last
+ * reset, so the peak cannot move: no compare. */
+static inline void npa_stat_add_below_peak(struct npa_stat *arr, int type, int64_t n)
+{
+	arr[NPA_STAT_ALL].current += n;
+	arr[NPA_STAT_ALL].allocated += n;
+	arr[type].current += n;
+	arr[type].allocated += n;
+}
+
 /* device_stats.c */
 void npa_stats_reset_peak(struct npa_stats *st);
 /* The device lock's publisher: its stats into its stats block. */
@@ -288,6 +303,18 @@ static inline void npa_trace(struct npa_device *dev, enum npa_trace_action actio
 }
 
 /* device_allocator.c: malloc, free and merging. */
+/* Makes the pools upstream's again: a freed last split is merged, and the
+ * last split forgotten. Every locked operation but malloc and free starts
+ * with it (npa_device_lock). */
+void npa_device_settle(struct npa_device *dev);
+
+static inline void npa_device_lock(struct npa_device *dev)
+{
+	npa_lock_acquire(&dev->lock);
+	if (dev->last_split != NULL)
+		npa_device_settle(dev);
+}
+
 size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_block *src);
 /* The blocks freed during a capture get their events now (none is under way). */
 void npa_insert_deferred_events(struct npa_device *dev);

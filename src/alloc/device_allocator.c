@@ -170,8 +170,49 @@ static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
 				   b->stream, npa_pool_owner_id(b->pool), NULL);
 }
 
+/* inactive_split when a block splits: the front is taken, the rest stays free. */
+static inline void split_stats(struct npa_stats *st, int t, bool already_split, size_t front,
+			       size_t rest)
+{
+	if (already_split) {
+		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)front);
+	} else {
+		npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest);
+		npa_stat_add(st->inactive_split, t, 1);
+	}
+}
+
+/* `b`, out of every pool, becomes allocated for a request of orig_size. */
+static inline void hand_out(struct npa_device *dev, struct npa_block *b, int t, size_t orig_size,
+			    void **ptr)
+{
+	struct npa_stats *st = &dev->stats;
+
+	b->allocated = true;
+	b->requested_size = orig_size;
+	npa_ptr_map_add(&dev->allocated, b->ptr, b);
+	npa_stat_add(st->allocation, t, 1);
+	npa_stat_add(st->allocated_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->active, t, 1);
+	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
+	if (b->size >= dev->conf->max_split_size)
+		npa_stat_increase(&st->oversize_allocations, 1);
+	if (npa_recording(dev))
+		trace_alloc(dev, b);
+	*ptr = b->ptr;
+}
+
+/* Whether a split of a cached block may be taken again by the next malloc
+ * (see "The last split, again" below). */
+static bool may_split_again(const struct npa_device *dev, const struct npa_block *b)
+{
+	return !dev->conf->expandable_segments && !npa_block_is_expandable(b) &&
+	       !npa_recording(dev) && !npa_gc_enabled(dev);
+}
+
 static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
-			     size_t orig_size, void **ptr)
+			     size_t orig_size, bool cached, void **ptr)
 {
 	struct npa_block *b = p->block;
 	struct npa_stats *st = &dev->stats;
@@ -191,12 +232,10 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			npa_pool_insert(rest->pool, rest);
 			return -ENOMEM;
 		}
-		if (already_split && counts_split) {
-			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
-		} else if (counts_split) {
-			npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest->size);
-			npa_stat_add(st->inactive_split, t, 1);
-		}
+		if (counts_split)
+			split_stats(st, t, already_split, b->size, rest->size);
+		if (cached && may_split_again(dev, b))
+			dev->last_split = b;
 	} else {
 		take_out_of_pool(p);
 		if (already_split && counts_split) {
@@ -204,19 +243,7 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			npa_stat_sub(st->inactive_split, t, 1);
 		}
 	}
-	b->allocated = true;
-	b->requested_size = orig_size;
-	npa_ptr_map_add(&dev->allocated, b->ptr, b);
-	npa_stat_add(st->allocation, t, 1);
-	npa_stat_add(st->allocated_bytes, t, (int64_t)b->size);
-	npa_stat_add(st->active, t, 1);
-	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
-	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (b->size >= dev->conf->max_split_size)
-		npa_stat_increase(&st->oversize_allocations, 1);
-	if (npa_recording(dev))
-		trace_alloc(dev, b);
-	*ptr = b->ptr;
+	hand_out(dev, b, t, orig_size, ptr);
 	return 0;
 }
 
@@ -336,20 +363,110 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 	return 0;
 }
 
+/*
+ * The last split, again. A malloc that splits a cached block M into the
+ * block it returns, b, and the rest R leaves the pool as upstream's. If the
+ * device's next operation frees b, upstream merges b and R back into M:
+ * the pool is again the one that malloc found. If the operation after that
+ * is a malloc of the same rounded size, stream and pool with no events to
+ * process, best fit finds M again and splits the same b off it. So that
+ * free leaves b aside, unmerged, with every statistic changed as the merge
+ * changes it, and that malloc takes b back: the pool is then upstream's
+ * again, and neither paid for the tree. Any other operation first merges
+ * b (npa_device_settle, through npa_device_lock), so nothing else ever
+ * sees a pool that upstream's could not have.
+ */
+
+/* inactive_split and the active stats of a free that merges b into
+ * neighbours as free_block does; split_* are the merge's changes. */
+static inline void free_stats(struct npa_device *dev, const struct npa_block *b, size_t size,
+			      int64_t split_blocks, int64_t split_bytes)
+{
+	const int t = npa_pool_stat_type(b->pool);
+	struct npa_stats *st = &dev->stats;
+
+	if (!npa_block_is_expandable(b)) {
+		npa_stat_update(st->inactive_split, b->pool, split_blocks);
+		npa_stat_update(st->inactive_split_bytes, b->pool, split_bytes);
+	}
+	npa_stat_sub(st->active, t, 1);
+	npa_stat_sub(st->active_bytes, t, (int64_t)size);
+	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
+}
+
+/* Whether an allocation on `stream` goes to `pool`'s private pool (or to
+ * the default pools, for a default one), as npa_get_pool routes it. */
+static inline bool routes_to(struct npa_device *dev, const struct npa_pool *pool,
+			     aclrtStream stream)
+{
+	if (__builtin_expect(dev->pools.nscopes == 0, 1))
+		return pool->owner == NULL;
+	return pool->owner == npa_private_pool_route(&dev->pools, stream);
+}
+
+/*
+ * The malloc after a freed last split: b again, if best fit would find it.
+ * Every stat but requested_bytes returns to the value the first split gave
+ * it, which no reset_peak has passed since (that would have settled), so
+ * no peak is tested but that one.
+ */
+static inline bool split_again(struct npa_device *dev, size_t orig_size, aclrtStream stream,
+			       void **ptr)
+{
+	struct npa_block *b = dev->last_split, *rest = b->next;
+	size_t size = npa_round_size(dev, orig_size);
+
+	/* The same size picks the same one of a pool's two halves. */
+	if (size != b->size || stream != b->stream || dev->events.pending > 0 ||
+	    dev->deferred != NULL || !routes_to(dev, b->pool, stream))
+		return false;
+	const int t = npa_pool_stat_type(b->pool);
+	struct npa_stats *st = &dev->stats;
+	const int64_t n = (int64_t)size;
+
+	if (b->prev != NULL || rest->next != NULL) {
+		npa_stat_sub(st->inactive_split_bytes, t, n);
+	} else {
+		npa_stat_add_below_peak(st->inactive_split_bytes, t, (int64_t)rest->size);
+		npa_stat_add_below_peak(st->inactive_split, t, 1);
+	}
+	/* Upstream's rest is the merged block, which kept b's last request. */
+	rest->requested_size = b->requested_size;
+	b->requested_size = orig_size;
+	b->allocated = true; /* still in the pointer map */
+	npa_stat_add_below_peak(st->allocation, t, 1);
+	npa_stat_add_below_peak(st->allocated_bytes, t, n);
+	npa_stat_add_below_peak(st->active, t, 1);
+	npa_stat_add_below_peak(st->active_bytes, t, n);
+	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
+	if (size >= dev->conf->max_split_size) {
+		st->oversize_allocations.current += 1;
+		st->oversize_allocations.allocated += 1;
+	}
+	dev->last_split_freed = false;
+	*ptr = b->ptr;
+	return true;
+}
+
 /* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
 #define NPA_LAZY_RECLAIM_EVENTS 512
 
 static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	bool capture = npa_capture_underway(dev, stream);
-	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
-
+	if (dev->last_split != NULL) {
+		if (dev->last_split_freed && split_again(dev, orig_size, stream, ptr))
+			return 0;
+		npa_device_settle(dev);
+	}
 	if (npa_ptr_map_reserve(&dev->allocated) < 0) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
 		return -ENOMEM;
 	}
+	bool capture = npa_capture_underway(dev, stream);
+	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
+
 	/* Nothing pending is the common case: no call then. During a capture
 	 * events may not be queried (upstream skips process_events). */
 	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) && !capture &&
@@ -367,6 +484,8 @@ static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 		npa_process_events(dev);
 		found = get_free_block(dev, &p);
 	}
+	const bool cached = found;
+
 	if (!found) {
 		int rc = retry_ladder(dev, &p, err, errlen);
 		if (rc < 0)
@@ -381,7 +500,7 @@ static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 			return -ENOMEM;
 		}
 	}
-	return alloc_found_block(dev, &p, orig_size, ptr);
+	return alloc_found_block(dev, &p, orig_size, cached, ptr);
 }
 
 static inline bool mergeable(const struct npa_block *dst, const struct npa_block *src)
@@ -425,14 +544,15 @@ size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_b
 }
 
 /*
- * Back into the pool, merged with free neighbours. The merged block takes
- * the tree node of a neighbour it absorbed when its key fits there; the
- * other absorbed neighbour, if any, leaves the tree. `b` was allocated, so
- * it is mapped and so is every neighbour it can merge with.
+ * Back into the pool, merged with free neighbours; the changes to split
+ * blocks and bytes are added to *split_blocks and *split_bytes. The merged
+ * block takes the tree node of a neighbour it absorbed when its key fits
+ * there; the other absorbed neighbour, if any, leaves the tree. `b` was
+ * allocated, so it is mapped and so is every neighbour it can merge with.
  */
-static inline void free_block(struct npa_device *dev, struct npa_block *b)
+static inline void merge_back(struct npa_device *dev, struct npa_block *b,
+			      int64_t *split_blocks_out, int64_t *split_bytes_out)
 {
-	size_t orig_size = b->size;
 	int64_t split_blocks = 0, split_bytes = 0;
 	struct npa_block *candidates[2] = { b->prev, b->next };
 	struct npa_block *node = NULL; /* absorbed, still in the pool tree */
@@ -462,16 +582,64 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;
 	}
-	const int t = npa_pool_stat_type(pool);
-	struct npa_stats *st = &dev->stats;
+	*split_blocks_out = split_blocks;
+	*split_bytes_out = split_bytes;
+}
 
-	if (!npa_block_is_expandable(b)) {
-		npa_stat_update(st->inactive_split, pool, split_blocks);
-		npa_stat_update(st->inactive_split_bytes, pool, split_bytes);
+static inline void free_block(struct npa_device *dev, struct npa_block *b)
+{
+	size_t size = b->size;
+	int64_t split_blocks, split_bytes;
+
+	merge_back(dev, b, &split_blocks, &split_bytes);
+	free_stats(dev, b, size, split_blocks, split_bytes);
+}
+
+/*
+ * Frees the last split: b is left aside, still in the pointer map, and
+ * every statistic changes as free_block's merge would change it. Nothing
+ * has happened since the split, so b has no stream uses (record_stream
+ * would have settled), the rest is a free block of the pool, and b's
+ * other neighbour cannot merge (a pool block's free neighbours are merged
+ * into it already). The stats return to their values before the split,
+ * which no reset_peak has passed since: no peak needs a test.
+ */
+static inline void free_last_split(struct npa_device *dev, struct npa_block *b)
+{
+	struct npa_block *rest = b->next;
+	const int t = npa_pool_stat_type(b->pool);
+	struct npa_stats *st = &dev->stats;
+	const int64_t n = (int64_t)b->size;
+
+	b->allocated = false;
+	npa_stat_sub(st->allocation, t, 1);
+	npa_stat_sub(st->allocated_bytes, t, n);
+	if (b->size >= dev->conf->max_split_size)
+		npa_stat_decrease(&st->oversize_allocations, 1);
+
+	if (b->prev != NULL || rest->next != NULL) {
+		npa_stat_add_below_peak(st->inactive_split_bytes, t, n);
+	} else {
+		npa_stat_sub(st->inactive_split, t, 1);
+		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)rest->size);
 	}
 	npa_stat_sub(st->active, t, 1);
-	npa_stat_sub(st->active_bytes, t, (int64_t)orig_size);
+	npa_stat_sub(st->active_bytes, t, n);
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
+	dev->last_split_freed = true;
+}
+
+void npa_device_settle(struct npa_device *dev)
+{
+	struct npa_block *b = dev->last_split;
+	int64_t split_blocks, split_bytes;
+
+	if (dev->last_split_freed) {
+		npa_ptr_map_del_at(&dev->allocated, npa_ptr_map_slot(&dev->allocated, b->ptr));
+		merge_back(dev, b, &split_blocks, &split_bytes);
+	}
+	dev->last_split = NULL;
+	dev->last_split_freed = false;
 }
 
 /* The free is complete: the block becomes inactive and forgets its frame.
@@ -550,6 +718,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	uint64_t bytes = 0;
 	int32_t saved;
 
+	npa_device_settle(dev);
 	npa_synchronize_and_free_events(dev, NULL);
 	npa_ptr_map_fini(&dev->allocated);
 	int entered = npa_device_enter(dev->id, &saved);
@@ -616,13 +785,27 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 
 	if (ptr == NULL)
 		return 0;
-	dev = npa_lock_owner(a, ptr, &slot);
+	dev = npa_lock_owner_unsettled(a, ptr, &slot);
+	/* A last split kept aside is still in the pointer map, freed. */
+	if (dev != NULL && slot->block == dev->last_split && dev->last_split_freed) {
+		npa_lock_release(&dev->lock);
+		dev = NULL;
+	}
 	if (dev == NULL) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "invalid device pointer: %p", ptr);
 		return -EINVAL;
 	}
-	npa_device_free(dev, slot);
+	if (slot->block == dev->last_split) {
+		free_last_split(dev, slot->block);
+	} else {
+		/* Settling may move the entry of ptr in the pointer map. */
+		if (dev->last_split != NULL) {
+			npa_device_settle(dev);
+			slot = npa_device_find(dev, ptr);
+		}
+		npa_device_free(dev, slot);
+	}
 	npa_lock_release(&dev->lock);
 	return 0;
 }

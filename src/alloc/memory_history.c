@@ -82,7 +82,7 @@ static void forget_frames(struct npa_device *dev)
 static void history_set(struct npa_device *dev, struct npa_trace_entry *ring, size_t cap,
 			bool all)
 {
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	struct npa_trace_entry *old = dev->history.ring;
 
 	if (ring == NULL)
@@ -138,7 +138,7 @@ int npa_history_state(struct npa *a, int device, struct npa_history_state *out)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	const struct npa_history *h = &dev->history;
 
 	out->enabled = h->ring == NULL ? NULL : h->all ? "all" : "state";
@@ -185,7 +185,7 @@ int npa_history_copy(struct npa *a, int device, uint64_t since, struct npa_trace
 	if (dev == NULL)
 		return -ENODEV;
 	out->device = device;
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	int rc = copy_locked(&dev->history, since, out);
 	npa_lock_release(&dev->lock);
 	return rc;

@@ -17,7 +17,7 @@ static struct npa_device *lock_device(struct npa *a, int device)
 {
 	if (device < 0 || device >= a->ndev)
 		return NULL;
-	npa_lock_acquire(&a->dev[device].lock);
+	npa_device_lock(&a->dev[device]);
 	return &a->dev[device];
 }
 
@@ -127,7 +127,7 @@ int npa_routing_device(struct npa *a)
 	int found = -1;
 
 	for (int i = 0; i < a->ndev && found < 0; i++) {
-		npa_lock_acquire(&a->dev[i].lock);
+		npa_device_lock(&a->dev[i]);
 		if (a->dev[i].pools.nscopes != 0)
 			found = i;
 		npa_lock_release(&a->dev[i].lock);

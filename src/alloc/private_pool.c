@@ -111,18 +111,6 @@ int npa_private_pool_release(struct npa_private_pools *pp, struct npa_pool_id id
 	return 0;
 }
 
-struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *pp,
-						aclrtStream stream)
-{
-	for (size_t i = pp->nscopes; i-- > 0;) {
-		const struct npa_scope *s = &pp->scopes[i];
-
-		if (s->filter(stream, s->arg))
-			return s->pool;
-	}
-	return NULL;
-}
-
 bool npa_private_pool_routed(const struct npa_private_pools *pp,
 			     const struct npa_private_pool *p)
 {

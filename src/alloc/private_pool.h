@@ -54,9 +54,19 @@ int npa_private_pool_begin(struct npa_private_pools *pp, struct npa_pool_id id,
 			   npa_pool_filter filter, void *arg);
 int npa_private_pool_end(struct npa_private_pools *pp, struct npa_pool_id id);
 int npa_private_pool_release(struct npa_private_pools *pp, struct npa_pool_id id);
-/* The pool the newest accepting scope routes `stream` to, or NULL. */
-struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *pp,
-						aclrtStream stream);
+/* The pool the newest accepting scope routes `stream` to, or NULL. Inline:
+ * every allocation in a scope asks. */
+static inline struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *pp,
+							      aclrtStream stream)
+{
+	for (size_t i = pp->nscopes; i-- > 0;) {
+		const struct npa_scope *s = &pp->scopes[i];
+
+		if (s->filter(stream, s->arg))
+			return s->pool;
+	}
+	return NULL;
+}
 /* Whether a scope routes to `p` (released too often, it is still in use). */
 bool npa_private_pool_routed(const struct npa_private_pools *pp,
 			     const struct npa_private_pool *p);

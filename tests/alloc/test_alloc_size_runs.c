@@ -40,7 +40,7 @@ static void *expected_hit(struct npa *a, size_t bytes, aclrtStream stream)
 	size_t size = npa_round_size(dev, bytes);
 	struct npa_pool *pool = size <= NPA_SMALL_SIZE ? &dev->small : &dev->large;
 
-	npa_lock_acquire(&dev->lock);
+	npa_device_lock(dev);
 	/* Pending events free their blocks first, so the tree is final. */
 	npa_process_events(dev);
 	struct npa_block *b = walk_lower_bound(pool, stream, size);

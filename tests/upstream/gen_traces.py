@@ -4,6 +4,7 @@ differential test, and OUTDIR/cases: one line per trace, "NAME CAPACITY
 ALLOC_CONF" (ALLOC_CONF "-" for none).
 
 Each trace mixes allocations of every size class on streams 0 to 4,
+runs of one size allocated and freed in turn,
 record_stream (to its own stream too), frees, syncs of one stream or all,
 complete lines, empty_cache, stat resets and memory fractions below 1.0,
 on a device small enough that allocations fail and retry. Fraction 1.0 is
@@ -37,7 +38,17 @@ def trace(rng, steps):
     live, freed_with_uses, uses, lines, n = [], [], {}, [], 0
     for _ in range(steps):
         r = rng.random()
-        if r < 0.40 or not live:
+        if r < 0.04:
+            # About one size allocated and freed over and over, as a loop's
+            # temporaries are: the free merges back what the malloc split.
+            # The requests differ a little, mostly within one rounded size.
+            sz, stream = size(rng), rng.randint(0, 4)
+            for _ in range(rng.randint(2, 6)):
+                req = sz - rng.randint(0, min(sz, 300))
+                lines.append(f"alloc t{n} {req} stream={stream}")
+                lines.append(f"free t{n}")
+                n += 1
+        elif r < 0.40 or not live:
             lines.append(f"alloc t{n} {size(rng)} stream={rng.randint(0, 4)}")
             live.append(n)
             n += 1

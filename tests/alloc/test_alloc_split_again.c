@@ -1,0 +1,219 @@
+/*
+ * The last split, taken again (device_allocator.c): a free that would
+ * merge a block straight back into the block its malloc split leaves it
+ * aside, and a malloc of the same size right after takes it back. Nothing
+ * may tell. A seeded trace runs twice, once as it is and once with the
+ * device settled after every call (npa_check settles, as every locked
+ * operation does), and both runs must give the same pointers, the same
+ * stats after every call, the same snapshots and the same error codes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_fixture.h"
+#include "caching_allocator_impl.h"
+
+#define STEPS 3000
+#define LIVE 64
+
+/* What a call left behind: its pointer or error, the stats, a snapshot digest. */
+struct seen {
+	void *p;
+	int rc;
+	struct npa_stats st;
+	uint64_t snap; /* 0: none taken at this step */
+};
+
+struct trace {
+	struct npa *a;
+	bool settle;          /* the second run: settled after every call */
+	struct fx_rng rng;
+	aclrtStream streams[2];
+	struct npa_pool_id pool;
+	bool in_pool;
+	unsigned uses;        /* of the pool, taken by entering its scope */
+	size_t repeat;        /* the size allocated and freed in turn */
+	void *live[LIVE];
+	size_t nlive;
+	unsigned kept_aside;  /* frees that left their block aside */
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * UINT64_C(0x100000001b3);
+}
+
+static uint64_t snapshot_digest(struct npa *a)
+{
+	struct npa_snapshot snap;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	assert_int_equal(npa_snapshot(a, 0, &snap), 0);
+	for (size_t i = 0; i < snap.nsegments; i++) {
+		const struct npa_segment_info *s = &snap.segments[i];
+
+		h = mix(h, s->address), h = mix(h, s->total_size), h = mix(h, s->allocated_size);
+		h = mix(h, s->active_size), h = mix(h, s->requested_size), h = mix(h, s->stream);
+		h = mix(h, s->is_large), h = mix(h, s->pool_id[0]), h = mix(h, s->pool_id[1]);
+		for (size_t j = 0; j < s->nblocks; j++) {
+			const struct npa_block_info *b = &s->blocks[j];
+
+			h = mix(h, b->address), h = mix(h, b->size);
+			h = mix(h, b->requested_size), h = mix(h, b->state);
+		}
+	}
+	npa_snapshot_release(&snap);
+	return h;
+}
+
+/* Sizes of both pools; the small ones split 2 MiB blocks. */
+static size_t random_size(struct fx_rng *r)
+{
+	static const size_t sizes[] = { 1, 512, 4000, 4096, 65536, 1 * MiB, 3 * MiB, 12 * MiB };
+
+	return sizes[fx_below(r, sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+static void *alloc(struct trace *t, size_t size, aclrtStream s, int *rc)
+{
+	char err[NPA_ERRLEN];
+	void *p = NULL;
+
+	*rc = npa_malloc(t->a, 0, size, s, &p, err, sizeof(err));
+	assert_true(*rc == 0 || *rc == -ENOMEM);
+	if (t->settle)
+		fx_check(t->a);
+	return p;
+}
+
+static void release(struct trace *t, void *p)
+{
+	fx_free(t->a, p);
+	if (t->a->dev[0].last_split_freed)
+		t->kept_aside++;
+}
+
+/* The repeated size, allocated and freed; one time in eight it stays live. */
+static void *step_pair(struct trace *t, int *rc)
+{
+	if (fx_below(&t->rng, 16) == 0)
+		t->repeat = random_size(&t->rng);
+	void *p = alloc(t, t->repeat, t->streams[fx_below(&t->rng, 8) == 0], rc);
+
+	if (p != NULL && fx_below(&t->rng, 8) == 0 && t->nlive < LIVE)
+		t->live[t->nlive++] = p;
+	else if (p != NULL)
+		release(t, p);
+	return p;
+}
+
+static bool every_stream(aclrtStream stream, void *arg)
+{
+	(void)stream, (void)arg;
+	return true;
+}
+
+/* Into a MemPool's scope (each entry takes a use), or out of it. */
+static void toggle_pool(struct trace *t)
+{
+	char err[NPA_ERRLEN];
+
+	if (t->in_pool) {
+		assert_int_equal(npa_end_allocate_to_pool(t->a, 0, t->pool, err, sizeof(err)), 0);
+	} else {
+		assert_int_equal(npa_begin_allocate_to_pool(t->a, 0, t->pool, every_stream, NULL,
+							     err, sizeof(err)), 0);
+		t->uses++;
+	}
+	t->in_pool = !t->in_pool;
+}
+
+static void step(struct trace *t, struct seen *out)
+{
+	size_t k = fx_below(&t->rng, 100);
+
+	memset(out, 0, sizeof(*out));
+	if (k < 55) {
+		out->p = step_pair(t, &out->rc);
+	} else if (k < 70 && t->nlive < LIVE) {
+		out->p = alloc(t, random_size(&t->rng), t->streams[fx_below(&t->rng, 2)], &out->rc);
+		if (out->p != NULL)
+			t->live[t->nlive++] = out->p;
+	} else if (k < 85 && t->nlive > 0) {
+		fx_free_random(t->a, &t->rng, t->live, &t->nlive, t->streams, 2);
+	} else if (k < 88) {
+		assert_int_equal(aclrtSynchronizeStream(t->streams[fx_below(&t->rng, 2)]),
+				 ACL_SUCCESS);
+	} else if (k < 90) {
+		out->rc = npa_empty_cache(t->a, 0);
+	} else if (k < 92) {
+		assert_int_equal(npa_reset_peak_stats(t->a, 0), 0);
+	} else if (k < 93) {
+		assert_int_equal(npa_reset_accumulated_stats(t->a, 0), 0);
+	} else if (k < 95 && t->nlive > 0) {
+		out->rc = (int)npa_block_size(t->a, t->live[fx_below(&t->rng, t->nlive)]);
+	} else if (k < 96) {
+		toggle_pool(t);
+	} else if (k < 98) {
+		out->snap = snapshot_digest(t->a);
+	}
+	if (t->settle)
+		fx_check(t->a);
+	assert_int_equal(npa_get_stats(t->a, 0, &out->st), 0);
+}
+
+static void run(const struct npa_flavor *f, bool settle, struct seen *seen, unsigned *kept)
+{
+	struct trace t = { .settle = settle, .rng = { 23 }, .repeat = 4096 };
+	char err[NPA_ERRLEN];
+
+	t.a = fx_start_device_segments(f, 1 * GiB, NULL);
+	t.streams[0] = NULL;
+	assert_int_equal(aclrtCreateStream(&t.streams[1]), ACL_SUCCESS);
+	t.pool = npa_graph_pool_handle(t.a, true);
+	for (int i = 0; i < STEPS; i++)
+		step(&t, &seen[i]);
+	if (t.in_pool)
+		toggle_pool(&t);
+	while (t.nlive > 0)
+		fx_free(t.a, t.live[--t.nlive]);
+	assert_int_equal(aclrtSynchronizeStream(t.streams[1]), ACL_SUCCESS);
+	seen[STEPS].snap = snapshot_digest(t.a);
+	while (t.uses-- > 0)
+		assert_int_equal(npa_release_pool(t.a, 0, t.pool, err, sizeof(err)), 0);
+	*kept = t.kept_aside;
+	fx_stop(t.a);
+}
+
+static void nothing_tells_a_block_kept_aside_from_a_merged_one(void **state)
+{
+	struct seen *fast = calloc(STEPS + 1, sizeof(*fast));
+	struct seen *settled = calloc(STEPS + 1, sizeof(*settled));
+	unsigned kept_fast, kept_settled;
+
+	assert_non_null(fast);
+	assert_non_null(settled);
+	run(FLAVOR(state), false, fast, &kept_fast);
+	run(FLAVOR(state), true, settled, &kept_settled);
+	/* The shortcut was taken often, and only where nothing settled it. */
+	assert_true(kept_fast > STEPS / 5);
+	assert_int_equal(kept_settled, 0);
+	for (int i = 0; i <= STEPS; i++) {
+		if (fast[i].p != settled[i].p || fast[i].rc != settled[i].rc ||
+		    fast[i].snap != settled[i].snap ||
+		    memcmp(&fast[i].st, &settled[i].st, sizeof(fast[i].st)) != 0)
+			fail_msg("step %d: the runs differ", i);
+	}
+	free(fast);
+	free(settled);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH_FLAVORS(nothing_tells_a_block_kept_aside_from_a_merged_one),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
