@@ -36,8 +36,8 @@ static inline struct npa_device *npa_device_of(struct npa *a, int device)
 
 /*
  * The device holding `ptr` in its pointer map, returned locked and not
- * settled: npa_free settles unless it frees the last split, and tells a
- * last split already freed from an allocated block. With several devices,
+ * settled: npa_free settles unless it frees the last hit, and tells a
+ * last hit already freed from an allocated block. With several devices,
  * only those whose segments span `ptr` are locked and searched.
  */
 static inline struct npa_device *npa_lock_owner_unsettled(struct npa *a, const void *ptr,
@@ -58,13 +58,13 @@ static inline struct npa_device *npa_lock_owner_unsettled(struct npa *a, const v
 }
 
 /* The same, settled: for every operation on a block but its free. A
- * freed last split is still in the pointer map until then. */
+ * freed last hit is still in the pointer map until then. */
 static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
 						 struct npa_ptr_slot **out)
 {
 	struct npa_device *dev = npa_lock_owner_unsettled(a, ptr, out);
 
-	if (dev == NULL || dev->last_split == NULL)
+	if (dev == NULL || dev->last_hit.block == NULL)
 		return dev;
 	npa_device_settle(dev);
 	*out = npa_device_find(dev, ptr);

@@ -35,6 +35,15 @@ struct npa_history {
 	const char *last_file; /* the file name interned last: origins repeat */
 };
 
+/* The last malloc's cached block, while the device has done nothing else
+ * since (device_allocator.c, "The last hit, again"). */
+struct npa_last_hit {
+	struct npa_block *block; /* NULL: none */
+	size_t size;             /* the rounded request that found it */
+	bool split;              /* split off its cached block; block->next is the rest */
+	bool freed;              /* freed, its return to the pool put off */
+};
+
 struct npa_device {
 	struct npa_lock lock;
 	int id;
@@ -65,11 +74,7 @@ struct npa_device {
 	 * kept with conf (set at creation and by npa_set_conf). */
 	bool rounds_by_divisions;
 	struct npa_history history;
-	/* The block the last malloc split off a cached block, while the device
-	 * has done nothing else since; with last_split_freed, freed with its
-	 * merge put off (device_allocator.c, "The last split, again"). */
-	struct npa_block *last_split;
-	bool last_split_freed;
+	struct npa_last_hit last_hit;
 	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
 };
@@ -303,15 +308,15 @@ static inline void npa_trace(struct npa_device *dev, enum npa_trace_action actio
 }
 
 /* device_allocator.c: malloc, free and merging. */
-/* Makes the pools upstream's again: a freed last split is merged, and the
- * last split forgotten. Every locked operation but malloc and free starts
- * with it (npa_device_lock). */
+/* Makes the pools upstream's again: a freed last hit goes back to its pool,
+ * and the last hit is forgotten. Every locked operation but malloc and
+ * free starts with it (npa_device_lock). */
 void npa_device_settle(struct npa_device *dev);
 
 static inline void npa_device_lock(struct npa_device *dev)
 {
 	npa_lock_acquire(&dev->lock);
-	if (dev->last_split != NULL)
+	if (dev->last_hit.block != NULL)
 		npa_device_settle(dev);
 }
 

@@ -203,12 +203,13 @@ static inline void hand_out(struct npa_device *dev, struct npa_block *b, int t, 
 	*ptr = b->ptr;
 }
 
-/* Whether a split of a cached block may be taken again by the next malloc
- * (see "The last split, again" below). */
-static bool may_split_again(const struct npa_device *dev, const struct npa_block *b)
+/* A cached hit the next malloc may take again ("The last hit, again" below). */
+static void note_hit(struct npa_device *dev, struct npa_block *b, size_t size, bool split)
 {
-	return !dev->conf->expandable_segments && !npa_block_is_expandable(b) &&
-	       !npa_recording(dev) && !npa_gc_enabled(dev);
+	if (dev->conf->expandable_segments || npa_block_is_expandable(b) ||
+	    npa_recording(dev) || npa_gc_enabled(dev))
+		return;
+	dev->last_hit = (struct npa_last_hit){ .block = b, .size = size, .split = split };
 }
 
 static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
@@ -234,14 +235,16 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 		}
 		if (counts_split)
 			split_stats(st, t, already_split, b->size, rest->size);
-		if (cached && may_split_again(dev, b))
-			dev->last_split = b;
+		if (cached)
+			note_hit(dev, b, p->size, true);
 	} else {
 		take_out_of_pool(p);
 		if (already_split && counts_split) {
 			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
 			npa_stat_sub(st->inactive_split, t, 1);
 		}
+		if (cached)
+			note_hit(dev, b, p->size, false);
 	}
 	hand_out(dev, b, t, orig_size, ptr);
 	return 0;
@@ -364,17 +367,23 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
 }
 
 /*
- * The last split, again. A malloc that splits a cached block M into the
- * block it returns, b, and the rest R leaves the pool as upstream's. If the
- * device's next operation frees b, upstream merges b and R back into M:
- * the pool is again the one that malloc found. If the operation after that
- * is a malloc of the same rounded size, stream and pool with no events to
- * process, best fit finds M again and splits the same b off it. So that
- * free leaves b aside, unmerged, with every statistic changed as the merge
- * changes it, and that malloc takes b back: the pool is then upstream's
- * again, and neither paid for the tree. Any other operation first merges
- * b (npa_device_settle, through npa_device_lock), so nothing else ever
- * sees a pool that upstream's could not have.
+ * The last hit, again. A malloc served by a cached block M leaves the pool
+ * as upstream's: the block b it returns is M whole, or M's front split off
+ * a rest R that stays in the pool. If the device's next operation frees b,
+ * upstream puts it back: it merges with R again, or (whole) goes back into
+ * the pool alone, as M's other neighbours cannot merge (a pool block's free
+ * neighbours are merged into it already). Either way the pool is again the
+ * one that malloc found. If the operation after that is a malloc of the
+ * same rounded size, stream and pool with no events to process, best fit
+ * finds M again and returns the same b. So that free leaves b aside, still
+ * in the pointer map, with every statistic changed as its return to the
+ * pool changes it, and that malloc takes b back: the pool is then
+ * upstream's again, and neither paid for the tree or the pointer map. Any
+ * other operation first returns b to the pool (npa_device_settle, through
+ * npa_device_lock), so nothing else ever sees a pool that upstream's could
+ * not have. The stats of both go back to values they had since the last
+ * reset_peak (that would have settled), so no peak needs a test but
+ * requested_bytes', whose request may differ within a rounded size.
  */
 
 /* inactive_split and the active stats of a free that merges b into
@@ -404,46 +413,48 @@ static inline bool routes_to(struct npa_device *dev, const struct npa_pool *pool
 	return pool->owner == npa_private_pool_route(&dev->pools, stream);
 }
 
-/*
- * The malloc after a freed last split: b again, if best fit would find it.
- * Every stat but requested_bytes returns to the value the first split gave
- * it, which no reset_peak has passed since (that would have settled), so
- * no peak is tested but that one.
- */
-static inline bool split_again(struct npa_device *dev, size_t orig_size, aclrtStream stream,
-			       void **ptr)
+/* The malloc after a freed last hit: b again, if best fit would find it. */
+static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStream stream,
+			     void **ptr)
 {
-	struct npa_block *b = dev->last_split, *rest = b->next;
-	size_t size = npa_round_size(dev, orig_size);
+	const struct npa_last_hit *hit = &dev->last_hit;
+	struct npa_block *b = hit->block;
 
 	/* The same size picks the same one of a pool's two halves. */
-	if (size != b->size || stream != b->stream || dev->events.pending > 0 ||
-	    dev->deferred != NULL || !routes_to(dev, b->pool, stream))
+	if (npa_round_size(dev, orig_size) != hit->size || stream != b->stream ||
+	    dev->events.pending > 0 || dev->deferred != NULL || !routes_to(dev, b->pool, stream))
 		return false;
 	const int t = npa_pool_stat_type(b->pool);
 	struct npa_stats *st = &dev->stats;
-	const int64_t n = (int64_t)size;
+	const int64_t n = (int64_t)b->size;
 
-	if (b->prev != NULL || rest->next != NULL) {
+	if (hit->split) {
+		struct npa_block *rest = b->next;
+
+		if (b->prev != NULL || rest->next != NULL) {
+			npa_stat_sub(st->inactive_split_bytes, t, n);
+		} else {
+			npa_stat_add_below_peak(st->inactive_split_bytes, t, (int64_t)rest->size);
+			npa_stat_add_below_peak(st->inactive_split, t, 1);
+		}
+		/* Upstream's rest is the merged block, which kept b's last request. */
+		rest->requested_size = b->requested_size;
+	} else if (npa_block_is_split(b)) {
 		npa_stat_sub(st->inactive_split_bytes, t, n);
-	} else {
-		npa_stat_add_below_peak(st->inactive_split_bytes, t, (int64_t)rest->size);
-		npa_stat_add_below_peak(st->inactive_split, t, 1);
+		npa_stat_sub(st->inactive_split, t, 1);
 	}
-	/* Upstream's rest is the merged block, which kept b's last request. */
-	rest->requested_size = b->requested_size;
 	b->requested_size = orig_size;
-	b->allocated = true; /* still in the pointer map */
+	b->allocated = true;
 	npa_stat_add_below_peak(st->allocation, t, 1);
 	npa_stat_add_below_peak(st->allocated_bytes, t, n);
 	npa_stat_add_below_peak(st->active, t, 1);
 	npa_stat_add_below_peak(st->active_bytes, t, n);
 	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (size >= dev->conf->max_split_size) {
+	if (b->size >= dev->conf->max_split_size) {
 		st->oversize_allocations.current += 1;
 		st->oversize_allocations.allocated += 1;
 	}
-	dev->last_split_freed = false;
+	dev->last_hit.freed = false;
 	*ptr = b->ptr;
 	return true;
 }
@@ -454,8 +465,8 @@ static inline bool split_again(struct npa_device *dev, size_t orig_size, aclrtSt
 static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	if (dev->last_split != NULL) {
-		if (dev->last_split_freed && split_again(dev, orig_size, stream, ptr))
+	if (dev->last_hit.block != NULL) {
+		if (dev->last_hit.freed && hit_again(dev, orig_size, stream, ptr))
 			return 0;
 		npa_device_settle(dev);
 	}
@@ -595,18 +606,10 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 	free_stats(dev, b, size, split_blocks, split_bytes);
 }
 
-/*
- * Frees the last split: b is left aside, still in the pointer map, and
- * every statistic changes as free_block's merge would change it. Nothing
- * has happened since the split, so b has no stream uses (record_stream
- * would have settled), the rest is a free block of the pool, and b's
- * other neighbour cannot merge (a pool block's free neighbours are merged
- * into it already). The stats return to their values before the split,
- * which no reset_peak has passed since: no peak needs a test.
- */
-static inline void free_last_split(struct npa_device *dev, struct npa_block *b)
+/* Frees the last hit: b is left aside, still in the pointer map, and every
+ * statistic changes as its return to the pool would change it. */
+static inline void free_last_hit(struct npa_device *dev, struct npa_block *b)
 {
-	struct npa_block *rest = b->next;
 	const int t = npa_pool_stat_type(b->pool);
 	struct npa_stats *st = &dev->stats;
 	const int64_t n = (int64_t)b->size;
@@ -616,30 +619,35 @@ static inline void free_last_split(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->allocated_bytes, t, n);
 	if (b->size >= dev->conf->max_split_size)
 		npa_stat_decrease(&st->oversize_allocations, 1);
+	if (dev->last_hit.split) {
+		struct npa_block *rest = b->next;
 
-	if (b->prev != NULL || rest->next != NULL) {
+		if (b->prev != NULL || rest->next != NULL) {
+			npa_stat_add_below_peak(st->inactive_split_bytes, t, n);
+		} else {
+			npa_stat_sub(st->inactive_split, t, 1);
+			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)rest->size);
+		}
+	} else if (npa_block_is_split(b)) {
 		npa_stat_add_below_peak(st->inactive_split_bytes, t, n);
-	} else {
-		npa_stat_sub(st->inactive_split, t, 1);
-		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)rest->size);
+		npa_stat_add_below_peak(st->inactive_split, t, 1);
 	}
 	npa_stat_sub(st->active, t, 1);
 	npa_stat_sub(st->active_bytes, t, n);
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
-	dev->last_split_freed = true;
+	dev->last_hit.freed = true;
 }
 
 void npa_device_settle(struct npa_device *dev)
 {
-	struct npa_block *b = dev->last_split;
+	struct npa_block *b = dev->last_hit.block;
 	int64_t split_blocks, split_bytes;
 
-	if (dev->last_split_freed) {
+	if (dev->last_hit.freed) {
 		npa_ptr_map_del_at(&dev->allocated, npa_ptr_map_slot(&dev->allocated, b->ptr));
 		merge_back(dev, b, &split_blocks, &split_bytes);
 	}
-	dev->last_split = NULL;
-	dev->last_split_freed = false;
+	dev->last_hit = (struct npa_last_hit){ 0 };
 }
 
 /* The free is complete: the block becomes inactive and forgets its frame.
@@ -786,8 +794,8 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 	if (ptr == NULL)
 		return 0;
 	dev = npa_lock_owner_unsettled(a, ptr, &slot);
-	/* A last split kept aside is still in the pointer map, freed. */
-	if (dev != NULL && slot->block == dev->last_split && dev->last_split_freed) {
+	/* A last hit kept aside is still in the pointer map, freed. */
+	if (dev != NULL && slot->block == dev->last_hit.block && dev->last_hit.freed) {
 		npa_lock_release(&dev->lock);
 		dev = NULL;
 	}
@@ -796,11 +804,11 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 			snprintf(err, errlen, "invalid device pointer: %p", ptr);
 		return -EINVAL;
 	}
-	if (slot->block == dev->last_split) {
-		free_last_split(dev, slot->block);
+	if (slot->block == dev->last_hit.block) {
+		free_last_hit(dev, slot->block);
 	} else {
 		/* Settling may move the entry of ptr in the pointer map. */
-		if (dev->last_split != NULL) {
+		if (dev->last_hit.block != NULL) {
 			npa_device_settle(dev);
 			slot = npa_device_find(dev, ptr);
 		}
