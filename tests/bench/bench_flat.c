@@ -5,7 +5,8 @@
  * small-pool sizes, 1 in 50 a large one), free every second one so that
  * K stay live with about K free cached blocks between them (holes that
  * cannot merge), then time alloc+free pairs that hit the cache: 4 KiB from
- * the small pool and 2 MiB from the large pool. Both the pointer map (K
+ * the small pool and 2 MiB from the large pool (each with 512 bytes more
+ * every second pair, so that no pair repeats the one before). Both the pointer map (K
  * live entries) and the free-block trees (about K entries) are at their
  * full size while the pairs run. The three allocators share one device.
  * glibc, jemalloc and mimalloc (bench_baseline.h) get the same blocks and
@@ -88,6 +89,12 @@ static int fill(struct subject *s, size_t k, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * Pairs of `size` and of 512 bytes more in turn: the allocator takes the
+ * block of a pair that repeats the one before straight back without the
+ * free-block trees (device_allocator.c, "The last hit, again"), and these
+ * pairs are to measure the trees.
+ */
 static int time_pairs(struct subject *s, size_t k, size_t size, double *ns_per_pair,
 		      char *err, size_t errlen)
 {
@@ -97,7 +104,7 @@ static int time_pairs(struct subject *s, size_t k, size_t size, double *ns_per_p
 
 	/* glibc maps and unmaps each 2 MiB block: a time budget keeps it short. */
 	for (i = 0; i < PAIRS && rc == 0 && t - t0 < ROUND_BUDGET_NS; i++) {
-		rc = subject_malloc(s, k, size, &p, err, errlen);
+		rc = subject_malloc(s, k, size + (size_t)(i & 1) * 512, &p, err, errlen);
 		if (rc == 0)
 			rc = subject_free(s, k, p, err, errlen);
 		if (i % 1024 == 1023)
