@@ -80,21 +80,29 @@ int sbuf_puts(struct sbuf *b, const char *s)
 	return sbuf_append(b, s, strlen(s));
 }
 
+/*
+ * Straight into the room left, and again after growing only when the text
+ * did not fit: formatting into a 1-byte probe first cost as much as the
+ * text itself (glibc flushes its overflow buffer every few bytes).
+ */
 int sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap)
 {
 	if (b->error)
 		return b->error;
 	va_list again;
 	va_copy(again, ap);
-	char probe[1];
-	int n = vsnprintf(probe, sizeof(probe), fmt, ap);
+	size_t room = b->cap - b->len;
+	int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
+	int rc = 0;
+
 	if (n < 0)
-		b->error = -EINVAL; /* a format the C library cannot render */
-	int rc = n < 0 ? b->error : sbuf_reserve(b, (size_t)n);
-	if (rc == 0) {
+		rc = b->error = -EINVAL; /* a format the C library cannot render */
+	else if ((size_t)n >= room && (rc = sbuf_reserve(b, (size_t)n)) == 0)
 		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+	if (rc == 0)
 		b->len += (size_t)n;
-	}
+	else if (b->data != NULL)
+		b->data[b->len] = '\0'; /* the cut-off text is not part of it */
 	va_end(again);
 	return rc;
 }

@@ -110,6 +110,38 @@ static void failed_growth_is_sticky_and_keeps_the_text(void **state)
 	sbuf_release(&b);
 }
 
+static void a_printf_that_cannot_grow_leaves_the_text_as_it_was(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	sbuf_init(&b);
+	assert_int_equal(sbuf_puts(&b, "kept"), 0);
+	realloc_fails = true;
+	/* Formatted into the room left first: it did not fit, and the part
+	 * that did is not kept. */
+	assert_int_equal(sbuf_printf(&b, "%0300d", 7), -ENOMEM);
+	realloc_fails = false;
+	assert_int_equal(b.len, 4);
+	assert_string_equal(b.data, "kept");
+	sbuf_release(&b);
+}
+
+static void a_printf_that_fits_the_room_left_needs_no_growth(void **state)
+{
+	(void)state;
+	struct sbuf b;
+	sbuf_init(&b);
+	assert_int_equal(sbuf_puts(&b, "a"), 0);
+	realloc_fails = true;
+	/* 256 bytes of room after the first growth: no realloc is needed. */
+	assert_int_equal(sbuf_printf(&b, "%0250d", 7), 0);
+	realloc_fails = false;
+	assert_int_equal(b.len, 251);
+	assert_int_equal(b.data[250], '7');
+	assert_int_equal(b.data[251], '\0');
+	sbuf_release(&b);
+}
+
 static void copy_gives_the_whole_text_and_its_length(void **state)
 {
 	(void)state;
@@ -172,6 +204,10 @@ int main(void)
 		cmocka_unit_test(reset_empties_and_keeps_the_memory),
 		cmocka_unit_test(release_returns_to_the_initial_state),
 		cmocka_unit_test_teardown(failed_growth_is_sticky_and_keeps_the_text,
+					  reset_realloc),
+		cmocka_unit_test_teardown(a_printf_that_cannot_grow_leaves_the_text_as_it_was,
+					  reset_realloc),
+		cmocka_unit_test_teardown(a_printf_that_fits_the_room_left_needs_no_growth,
 					  reset_realloc),
 		cmocka_unit_test(copy_gives_the_whole_text_and_its_length),
 		cmocka_unit_test(copy_cuts_to_fit_and_reports_enospc),
