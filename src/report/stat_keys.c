@@ -2,6 +2,7 @@
  * stat_keys.c - memory_stats() keys and values, generated from the
  * X-macro lists in stats.h.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +87,58 @@ static int kv_cmp(const void *a, const void *b)
 void stat_keys_sort(struct stat_kv *kv, size_t n)
 {
 	qsort(kv, n, sizeof(*kv), kv_cmp);
+}
+
+/*
+ * The key list only depends on whether the flavor reports
+ * num_oom_rejections. It is collected from stats whose every value is its
+ * own offset in the struct (all of it int64_t), so the schema above stays
+ * the one place that names the keys.
+ */
+enum { KEY_SETS = 2 };
+static struct stat_key key_sets[KEY_SETS][STAT_KEYS_MAX];
+static size_t key_set_len[KEY_SETS];
+static pthread_once_t key_set_once[KEY_SETS] = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT };
+
+_Static_assert(sizeof(struct npa_stats) % sizeof(int64_t) == 0,
+	       "struct npa_stats holds int64_t values only");
+
+static void make_key_set(int with_oom_rejections)
+{
+	static struct npa_stats offsets;
+	struct npa_flavor fl = { .oom_rejections_stat = with_oom_rejections };
+	struct stat_kv kv[STAT_KEYS_MAX];
+	int64_t *slot = (int64_t *)&offsets;
+
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(*slot); i++)
+		slot[i] = (int64_t)(i * sizeof(*slot));
+	size_t n = stat_keys_collect(kv, &offsets, &fl);
+	stat_keys_sort(kv, n);
+	for (size_t i = 0; i < n; i++) {
+		struct stat_key *k = &key_sets[with_oom_rejections][i];
+
+		memcpy(k->name, kv[i].key, sizeof(k->name));
+		k->len = strlen(k->name);
+		k->offset = (size_t)kv[i].value;
+	}
+	key_set_len[with_oom_rejections] = n;
+}
+
+static void make_keys_without(void)
+{
+	make_key_set(0);
+}
+
+static void make_keys_with(void)
+{
+	make_key_set(1);
+}
+
+const struct stat_key *stat_keys_sorted(const struct npa_flavor *fl, size_t *n)
+{
+	int with = fl->oom_rejections_stat ? 1 : 0;
+
+	pthread_once(&key_set_once[with], with ? make_keys_with : make_keys_without);
+	*n = key_set_len[with];
+	return key_sets[with];
 }

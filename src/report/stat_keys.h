@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "alloc/flavor.h"
 #include "alloc/stats.h"
@@ -44,6 +45,25 @@ size_t stat_keys_collect(struct stat_kv *out, const struct npa_stats *s,
 
 /* Sorts by key in byte order, as Python sorts memory_stats(). */
 void stat_keys_sort(struct stat_kv *kv, size_t n);
+
+/* A memory_stats() key and where its value lies in struct npa_stats. */
+struct stat_key {
+	char name[STAT_KEY_LEN];
+	size_t len;
+	size_t offset;             /* bytes into struct npa_stats of its int64_t */
+};
+
+/* The flavor's keys, sorted as stat_keys_sort sorts them: made once, kept
+ * for the life of the process; *n gets how many. */
+const struct stat_key *stat_keys_sorted(const struct npa_flavor *fl, size_t *n);
+
+static inline int64_t stat_key_value(const struct npa_stats *s, const struct stat_key *k)
+{
+	int64_t v;
+
+	memcpy(&v, (const char *)s + k->offset, sizeof(v));
+	return v;
+}
 
 struct sbuf;
 /* "key value" lines in the order given (stats_flat.c). */

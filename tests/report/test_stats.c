@@ -3,6 +3,7 @@
  * memory_stats_as_nested_dict() as JSON.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <jansson.h>
 
 #include "report/report.h"
+#include "report/stat_keys.h"
 
 #include "fixtures.h"
 #include "jansson_budget.h"
@@ -134,6 +136,35 @@ static int count_leaves(json_t *node)
 	return n;
 }
 
+/* Every value where the schema puts it, with printf's digits: stats whose
+ * each field differs, negative ones and both int64 limits among them. */
+static void lines_are_the_sorted_keys_with_printfs_values(void **state)
+{
+	(void)state;
+	const struct npa_flavor *flavors[] = { &npa_flavor_npu, &npa_flavor_cuda };
+	struct npa_stats s;
+	int64_t *slot = (int64_t *)&s;
+	size_t nslots = sizeof(s) / sizeof(*slot);
+
+	for (size_t i = 0; i < nslots; i++)
+		slot[i] = (int64_t)(i * 7919) * (i % 3 == 0 ? -1 : 1);
+	slot[1] = INT64_MIN;
+	slot[2] = INT64_MAX;
+	for (size_t f = 0; f < 2; f++) {
+		struct stat_kv kv[STAT_KEYS_MAX];
+		struct sbuf want, got;
+		size_t n = stat_keys_collect(kv, &s, flavors[f]);
+
+		stat_keys_sort(kv, n);
+		sbuf_init(&want);
+		for (size_t i = 0; i < n; i++)
+			sbuf_printf(&want, "%s %" PRId64 "\n", kv[i].key, kv[i].value);
+		assert_string_equal(flat(&s, flavors[f], &got), want.data);
+		sbuf_release(&want);
+		sbuf_release(&got);
+	}
+}
+
 static void json_holds_every_flat_key_with_its_value(void **state)
 {
 	(void)state;
@@ -210,6 +241,7 @@ int main(void)
 		cmocka_unit_test(cuda_reports_122_keys_without_oom_rejections),
 		cmocka_unit_test(keys_are_sorted_in_byte_order),
 		cmocka_unit_test(lines_carry_the_worked_example_values),
+		cmocka_unit_test(lines_are_the_sorted_keys_with_printfs_values),
 		cmocka_unit_test(json_holds_every_flat_key_with_its_value),
 		cmocka_unit_test(json_nests_by_dots_with_sorted_keys),
 		cmocka_unit_test_teardown(json_reports_enomem_when_jansson_runs_out,
