@@ -163,12 +163,13 @@ static void step(struct trace *t, struct seen *out)
 	assert_int_equal(npa_get_stats(t->a, 0, &out->st), 0);
 }
 
-static void run(const struct npa_flavor *f, bool settle, struct seen *seen, unsigned kept[2])
+static void run(const struct npa_flavor *f, void (*tweak)(struct npa_conf *), bool settle,
+		struct seen *seen, unsigned kept[2])
 {
 	struct trace t = { .settle = settle, .rng = { 23 }, .repeat = 4096 };
 	char err[NPA_ERRLEN];
 
-	t.a = fx_start_device_segments(f, 1 * GiB, NULL);
+	t.a = fx_start_device_segments(f, 1 * GiB, tweak);
 	t.streams[0] = NULL;
 	assert_int_equal(aclrtCreateStream(&t.streams[1]), ACL_SUCCESS);
 	t.pool = npa_graph_pool_handle(t.a, true);
@@ -187,7 +188,7 @@ static void run(const struct npa_flavor *f, bool settle, struct seen *seen, unsi
 	fx_stop(t.a);
 }
 
-static void nothing_tells_a_block_kept_aside_from_one_back_in_its_pool(void **state)
+static void same_runs(const struct npa_flavor *f, void (*tweak)(struct npa_conf *))
 {
 	struct seen *fast = calloc(STEPS + 1, sizeof(*fast));
 	struct seen *settled = calloc(STEPS + 1, sizeof(*settled));
@@ -195,8 +196,8 @@ static void nothing_tells_a_block_kept_aside_from_one_back_in_its_pool(void **st
 
 	assert_non_null(fast);
 	assert_non_null(settled);
-	run(FLAVOR(state), false, fast, kept_fast);
-	run(FLAVOR(state), true, settled, kept_settled);
+	run(f, tweak, false, fast, kept_fast);
+	run(f, tweak, true, settled, kept_settled);
 	/* The shortcut was taken often, for whole and split blocks, and only
 	 * where nothing settled it. */
 	assert_true(kept_fast[0] > STEPS / 20);
@@ -212,10 +213,31 @@ static void nothing_tells_a_block_kept_aside_from_one_back_in_its_pool(void **st
 	free(settled);
 }
 
+static void nothing_tells_a_block_kept_aside_from_one_back_in_its_pool(void **state)
+{
+	same_runs(FLAVOR(state), NULL);
+}
+
+/* Oversize blocks (never split, taken only by requests near their size)
+ * and sizes rounded to power-of-two divisions. */
+static void oversize_and_divisions(struct npa_conf *c)
+{
+	c->max_split_size = 3 * MiB;
+	c->max_non_split_rounding = 2 * MiB;
+	for (int i = 0; i < NPA_ROUNDUP_INTERVALS; i++)
+		c->roundup_power2_divisions[i] = 4;
+}
+
+static void nothing_tells_it_with_oversize_blocks_and_divisions(void **state)
+{
+	same_runs(FLAVOR(state), oversize_and_divisions);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH_FLAVORS(nothing_tells_a_block_kept_aside_from_one_back_in_its_pool),
+		BOTH_FLAVORS(nothing_tells_it_with_oversize_blocks_and_divisions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
