@@ -413,7 +413,24 @@ static inline bool routes_to(struct npa_device *dev, const struct npa_pool *pool
 	return pool->owner == npa_private_pool_route(&dev->pools, stream);
 }
 
-/* The malloc after a freed last hit: b again, if best fit would find it. */
+/* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
+#define NPA_LAZY_RECLAIM_EVENTS 512
+
+/*
+ * Whether a malloc processes events before it looks for a cached block:
+ * some are pending, no capture is under way (events may not be queried
+ * then; upstream skips process_events) and lazy reclaim does not put them
+ * off. The caller has seen that some are pending or deferred.
+ */
+static inline bool events_first(const struct npa_device *dev, bool capture)
+{
+	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
+
+	return !capture && (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS);
+}
+
+/* The malloc after a freed last hit: b again, if best fit would find it:
+ * the pool is the one that found it, unless events are processed first. */
 static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 			     void **ptr)
 {
@@ -422,7 +439,10 @@ static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStre
 
 	/* The same size picks the same one of a pool's two halves. */
 	if (npa_round_size(dev, orig_size) != hit->size || stream != b->stream ||
-	    dev->events.pending > 0 || dev->deferred != NULL || !routes_to(dev, b->pool, stream))
+	    !routes_to(dev, b->pool, stream))
+		return false;
+	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) &&
+	    events_first(dev, npa_capture_underway(dev, stream)))
 		return false;
 	const int t = npa_pool_stat_type(b->pool);
 	struct npa_stats *st = &dev->stats;
@@ -459,9 +479,6 @@ static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStre
 	return true;
 }
 
-/* Reclaim lazily (npu multi_stream_lazy_reclaim) only when events pile up. */
-#define NPA_LAZY_RECLAIM_EVENTS 512
-
 static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
@@ -478,10 +495,9 @@ static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 	bool capture = npa_capture_underway(dev, stream);
 	bool lazy = dev->conf->multi_stream_lazy_reclaim && !capture;
 
-	/* Nothing pending is the common case: no call then. During a capture
-	 * events may not be queried (upstream skips process_events). */
-	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) && !capture &&
-	    (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS))
+	/* Nothing pending is the common case: no call then. */
+	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) &&
+	    events_first(dev, capture))
 		npa_process_events(dev);
 	size_t size = npa_round_size(dev, orig_size);
 	struct npa_alloc_params p = {

@@ -233,11 +233,24 @@ static void nothing_tells_it_with_oversize_blocks_and_divisions(void **state)
 	same_runs(FLAVOR(state), oversize_and_divisions);
 }
 
+/* Up to 512 pending events are left for later: a block is taken again
+ * while some wait. */
+static void lazy_reclaim(struct npa_conf *c)
+{
+	c->multi_stream_lazy_reclaim = true;
+}
+
+static void nothing_tells_it_with_lazy_reclaim(void **state)
+{
+	same_runs(FLAVOR(state), lazy_reclaim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH_FLAVORS(nothing_tells_a_block_kept_aside_from_one_back_in_its_pool),
 		BOTH_FLAVORS(nothing_tells_it_with_oversize_blocks_and_divisions),
+		BOTH_FLAVORS(nothing_tells_it_with_lazy_reclaim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
