@@ -35,20 +35,24 @@ static inline struct npa_device *npa_device_of(struct npa *a, int device)
 }
 
 /*
- * The device holding `ptr` in its pointer map, returned locked and not
- * settled: npa_free settles unless it frees the last hit, and tells a
- * last hit already freed from an allocated block. With several devices,
- * only those whose segments span `ptr` are locked and searched.
+ * The device holding `ptr` in its pointer map, returned locked. With
+ * several devices, only those whose segments span `ptr` are locked and
+ * searched. Settled first (npa_device_lock) unless `settle` is false:
+ * npa_free settles only when it does not free the last hit, and tells a
+ * last hit already freed, still in the map, from an allocated block.
  */
-static inline struct npa_device *npa_lock_owner_unsettled(struct npa *a, const void *ptr,
-							   struct npa_ptr_slot **out)
+static inline struct npa_device *npa_lock_owner_as(struct npa *a, const void *ptr,
+						    bool settle, struct npa_ptr_slot **out)
 {
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
 
 		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
 			continue;
-		npa_lock_acquire(&dev->lock);
+		if (settle)
+			npa_device_lock(dev);
+		else
+			npa_lock_acquire(&dev->lock);
 		*out = npa_device_find(dev, ptr);
 		if (*out != NULL)
 			return dev;
@@ -57,22 +61,11 @@ static inline struct npa_device *npa_lock_owner_unsettled(struct npa *a, const v
 	return NULL;
 }
 
-/* The same, settled: for every operation on a block but its free. A
- * freed last hit is still in the pointer map until then. */
+/* For every operation on an allocated block but its free. */
 static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
 						 struct npa_ptr_slot **out)
 {
-	struct npa_device *dev = npa_lock_owner_unsettled(a, ptr, out);
-
-	if (dev == NULL || dev->last_hit.block == NULL)
-		return dev;
-	npa_device_settle(dev);
-	*out = npa_device_find(dev, ptr);
-	if (*out == NULL) {
-		npa_lock_release(&dev->lock);
-		return NULL;
-	}
-	return dev;
+	return npa_lock_owner_as(a, ptr, true, out);
 }
 
 #endif /* NPA_CACHING_ALLOCATOR_IMPL_H */

@@ -170,39 +170,6 @@ static __attribute__((cold, noinline)) void trace_alloc(struct npa_device *dev,
 				   b->stream, npa_pool_owner_id(b->pool), NULL);
 }
 
-/* inactive_split when a block splits: the front is taken, the rest stays free. */
-static inline void split_stats(struct npa_stats *st, int t, bool already_split, size_t front,
-			       size_t rest)
-{
-	if (already_split) {
-		npa_stat_sub(st->inactive_split_bytes, t, (int64_t)front);
-	} else {
-		npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest);
-		npa_stat_add(st->inactive_split, t, 1);
-	}
-}
-
-/* `b`, out of every pool, becomes allocated for a request of orig_size. */
-static inline void hand_out(struct npa_device *dev, struct npa_block *b, int t, size_t orig_size,
-			    void **ptr)
-{
-	struct npa_stats *st = &dev->stats;
-
-	b->allocated = true;
-	b->requested_size = orig_size;
-	npa_ptr_map_add(&dev->allocated, b->ptr, b);
-	npa_stat_add(st->allocation, t, 1);
-	npa_stat_add(st->allocated_bytes, t, (int64_t)b->size);
-	npa_stat_add(st->active, t, 1);
-	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
-	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (b->size >= dev->conf->max_split_size)
-		npa_stat_increase(&st->oversize_allocations, 1);
-	if (npa_recording(dev))
-		trace_alloc(dev, b);
-	*ptr = b->ptr;
-}
-
 /* A cached hit the next malloc may take again ("The last hit, again" below). */
 static void note_hit(struct npa_device *dev, struct npa_block *b, size_t size, bool split)
 {
@@ -233,8 +200,12 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 			npa_pool_insert(rest->pool, rest);
 			return -ENOMEM;
 		}
-		if (counts_split)
-			split_stats(st, t, already_split, b->size, rest->size);
+		if (already_split && counts_split) {
+			npa_stat_sub(st->inactive_split_bytes, t, (int64_t)b->size);
+		} else if (counts_split) {
+			npa_stat_add(st->inactive_split_bytes, t, (int64_t)rest->size);
+			npa_stat_add(st->inactive_split, t, 1);
+		}
 		if (cached)
 			note_hit(dev, b, p->size, true);
 	} else {
@@ -246,7 +217,19 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 		if (cached)
 			note_hit(dev, b, p->size, false);
 	}
-	hand_out(dev, b, t, orig_size, ptr);
+	b->allocated = true;
+	b->requested_size = orig_size;
+	npa_ptr_map_add(&dev->allocated, b->ptr, b);
+	npa_stat_add(st->allocation, t, 1);
+	npa_stat_add(st->allocated_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->active, t, 1);
+	npa_stat_add(st->active_bytes, t, (int64_t)b->size);
+	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
+	if (b->size >= dev->conf->max_split_size)
+		npa_stat_increase(&st->oversize_allocations, 1);
+	if (npa_recording(dev))
+		trace_alloc(dev, b);
+	*ptr = b->ptr;
 	return 0;
 }
 
@@ -385,23 +368,6 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
  * reset_peak (that would have settled), so no peak needs a test but
  * requested_bytes', whose request may differ within a rounded size.
  */
-
-/* inactive_split and the active stats of a free that merges b into
- * neighbours as free_block does; split_* are the merge's changes. */
-static inline void free_stats(struct npa_device *dev, const struct npa_block *b, size_t size,
-			      int64_t split_blocks, int64_t split_bytes)
-{
-	const int t = npa_pool_stat_type(b->pool);
-	struct npa_stats *st = &dev->stats;
-
-	if (!npa_block_is_expandable(b)) {
-		npa_stat_update(st->inactive_split, b->pool, split_blocks);
-		npa_stat_update(st->inactive_split_bytes, b->pool, split_bytes);
-	}
-	npa_stat_sub(st->active, t, 1);
-	npa_stat_sub(st->active_bytes, t, (int64_t)size);
-	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
-}
 
 /* Whether an allocation on `stream` goes to `pool`'s private pool (or to
  * the default pools, for a default one), as npa_get_pool routes it. */
@@ -615,15 +581,27 @@ static inline void merge_back(struct npa_device *dev, struct npa_block *b,
 
 static inline void free_block(struct npa_device *dev, struct npa_block *b)
 {
-	size_t size = b->size;
+	size_t orig_size = b->size;
 	int64_t split_blocks, split_bytes;
+	struct npa_pool *pool = b->pool;
 
 	merge_back(dev, b, &split_blocks, &split_bytes);
-	free_stats(dev, b, size, split_blocks, split_bytes);
+	const int t = npa_pool_stat_type(pool);
+	struct npa_stats *st = &dev->stats;
+
+	if (!npa_block_is_expandable(b)) {
+		npa_stat_update(st->inactive_split, pool, split_blocks);
+		npa_stat_update(st->inactive_split_bytes, pool, split_bytes);
+	}
+	npa_stat_sub(st->active, t, 1);
+	npa_stat_sub(st->active_bytes, t, (int64_t)orig_size);
+	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
 /* Frees the last hit: b is left aside, still in the pointer map, and every
- * statistic changes as its return to the pool would change it. */
+ * statistic changes as its return to the pool would change it: hit_again's
+ * changes undone. Written out in both rather than shared through a helper
+ * taking a sign, which cost 18 instructions a pair (pair_instructions.sh). */
 static inline void free_last_hit(struct npa_device *dev, struct npa_block *b)
 {
 	const int t = npa_pool_stat_type(b->pool);
@@ -809,7 +787,7 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 
 	if (ptr == NULL)
 		return 0;
-	dev = npa_lock_owner_unsettled(a, ptr, &slot);
+	dev = npa_lock_owner_as(a, ptr, false, &slot);
 	/* A last hit kept aside is still in the pointer map, freed. */
 	if (dev != NULL && slot->block == dev->last_hit.block && dev->last_hit.freed) {
 		npa_lock_release(&dev->lock);

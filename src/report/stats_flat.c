@@ -16,7 +16,7 @@ int stat_kv_flat(struct sbuf *out, const struct stat_kv *kv, size_t n)
 	return out->error;
 }
 
-/* v in decimal at the end of buf[0..24); returns where it starts. */
+/* v in decimal, written backwards to end just before `end`; returns its start. */
 static char *decimal(char *end, int64_t v)
 {
 	uint64_t m = v < 0 ? -(uint64_t)v : (uint64_t)v;
@@ -31,18 +31,18 @@ static char *decimal(char *end, int64_t v)
 }
 
 /* One line, as stat_kv_flat prints it, without printf: every cat of
- * stats/deviceN makes some 120 of them. */
+ * stats/deviceN makes some 120 of them. Built from its end: the number,
+ * then the key before it. */
 static int put_line(struct sbuf *out, const struct stat_key *k, int64_t v)
 {
 	char line[STAT_KEY_LEN + 24];
-	char digits[24], *d = decimal(digits + sizeof(digits), v);
-	size_t nd = (size_t)(digits + sizeof(digits) - d);
+	char *end = line + sizeof(line) - 1;
+	char *start = decimal(end, v) - 1 - k->len;
 
-	memcpy(line, k->name, k->len);
-	line[k->len] = ' ';
-	memcpy(line + k->len + 1, d, nd);
-	line[k->len + 1 + nd] = '\n';
-	return sbuf_append(out, line, k->len + nd + 2);
+	*end = '\n';
+	start[k->len] = ' ';
+	memcpy(start, k->name, k->len);
+	return sbuf_append(out, start, (size_t)(end + 1 - start));
 }
 
 int report_stats_flat(struct sbuf *out, const struct npa_stats *s,

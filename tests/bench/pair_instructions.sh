@@ -85,11 +85,11 @@ ns() {
 }
 echo
 echo "ns per 4 KiB pair (5000000 pairs)"
-glibc=$(ns glibc)
+glibc=$(ns glibc) je=$(ns jemalloc) mi=$(ns mimalloc)
 printf '%-8s %8s %8s %9s %9s %7s\n' flavor npa glibc jemalloc mimalloc /glibc
 for flavor in cuda npu-pool; do
 	npa=$(ns $flavor)
-	printf '%-8s %8s %8s %9s %9s %7s\n' "$flavor" "${npa:-?}" "${glibc:-?}" "$(ns jemalloc)" \
-		"$(ns mimalloc)" "$(ratio "${npa:-0}" "${glibc:-0}")"
+	printf '%-8s %8s %8s %9s %9s %7s\n' "$flavor" "${npa:-?}" "${glibc:-?}" "${je:-?}" \
+		"${mi:-?}" "$(ratio "${npa:-0}" "${glibc:-0}")"
 done
 exit $status
