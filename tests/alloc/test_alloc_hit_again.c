@@ -8,6 +8,7 @@
  * stats after every call, the same snapshots and the same error codes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,12 +246,38 @@ static void nothing_tells_it_with_lazy_reclaim(void **state)
 	same_runs(FLAVOR(state), lazy_reclaim);
 }
 
+/* A block kept aside has been freed: freeing it again or naming it is
+ * refused as for any freed pointer, and changes nothing. */
+static void a_block_kept_aside_is_refused_as_a_freed_pointer(void **state)
+{
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 1 * GiB, NULL);
+	char err[NPA_ERRLEN], want[NPA_ERRLEN];
+	void *p = fx_malloc(a, 4096, NULL);
+
+	fx_free(a, p);
+	/* A cached hit now, freed right after: kept aside. */
+	assert_ptr_equal(fx_malloc(a, 4096, NULL), p);
+	fx_free(a, p);
+	assert_true(a->dev[0].last_hit.freed);
+	struct npa_stats before = fx_stats(a);
+
+	assert_int_equal(npa_free(a, p, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "invalid device pointer: %p", p);
+	assert_string_equal(err, want);
+	assert_int_equal(npa_record_stream(a, p, NULL), -EINVAL);
+	assert_int_equal(npa_block_size(a, p), 0);
+	struct npa_stats after = fx_stats(a);
+	assert_memory_equal(&before, &after, sizeof(before));
+	fx_stop(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH_FLAVORS(nothing_tells_a_block_kept_aside_from_one_back_in_its_pool),
 		BOTH_FLAVORS(nothing_tells_it_with_oversize_blocks_and_divisions),
 		BOTH_FLAVORS(nothing_tells_it_with_lazy_reclaim),
+		BOTH_FLAVORS(a_block_kept_aside_is_refused_as_a_freed_pointer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
