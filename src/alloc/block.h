@@ -2,10 +2,11 @@
  * block.h - blocks, segments and the free-block pools of one device.
  *
  * A segment is one device allocation; its blocks tile it in address order
- * through prev/next. Free blocks live in a pool tree ordered by (stream,
- * size, address), so best fit is one lower-bound search (upstream's
- * BlockPool::blocks). Allocated blocks are in the device's pointer map;
- * blocks waiting for stream events are in neither.
+ * through prev/next. Free blocks live in their pool ordered by (stream,
+ * size, address), so best fit is a lower bound (upstream's
+ * BlockPool::blocks), kept in bins of sizes (size_bins.h). Allocated
+ * blocks are in the device's pointer map; blocks waiting for stream
+ * events are in neither.
  */
 #ifndef NPA_BLOCK_H
 #define NPA_BLOCK_H
@@ -18,7 +19,7 @@
 
 #include <acl/acl_rt.h>
 
-#include "size_runs.h"
+#include "size_bins.h"
 #include "snapshot.h"
 
 struct npa_segment;
@@ -26,11 +27,7 @@ struct npa_pool;
 struct npa_private_pool;
 
 struct npa_block {
-	RB_ENTRY(npa_block) node; /* in pool->blocks while free */
-	/* Neighbours in pool->blocks' order while in it, so that the next
-	 * and previous block are one load, not a walk up or down the tree. */
-	struct npa_block *pool_prev, *pool_next;
-	struct npa_block *run_next; /* the next run's first block in its size_runs chain */
+	RB_ENTRY(npa_block) node; /* in its bin of the pool while free */
 	char *ptr;
 	size_t size;
 	size_t requested_size;    /* last request served, kept when freed */
@@ -55,13 +52,11 @@ struct npa_block {
 	bool allocated;
 	bool mapped;              /* backed by memory (false only in expandable segments) */
 	bool expandable;          /* seg->kind == NPA_SEGMENT_EXPANDABLE, kept here for the hot path */
-	bool run_first;           /* in pool->runs: the first free block of its stream and size */
 };
 
-RB_HEAD(npa_block_tree, npa_block);
-RB_PROTOTYPE(npa_block_tree, npa_block, node, npa_block_cmp)
+RB_PROTOTYPE(npa_bin_tree, npa_block, node, npa_bin_cmp)
 /* Unmapped tails of expandable segments by (stream, address); a block is in
- * this tree or in the free tree, never both, so they share `node`. */
+ * this tree or in a bin, never both, so they share `node`. */
 RB_HEAD(npa_unmapped_tree, npa_block);
 RB_PROTOTYPE(npa_unmapped_tree, npa_block, node, npa_unmapped_cmp)
 
@@ -73,9 +68,10 @@ struct npa_handle_cache {
 };
 
 struct npa_pool {
-	struct npa_block_tree blocks;
-	struct npa_size_runs runs;
-	size_t run_max;            /* the largest size size_runs indexes */
+	/* Each stream's free blocks, in the order of the streams' addresses:
+	 * the pool's order is (stream, size, address). */
+	struct npa_stream_bins **streams;
+	size_t nstreams;
 	struct npa_unmapped_tree unmapped;
 	struct npa_handle_cache spare;
 	bool is_small;
@@ -164,7 +160,6 @@ static inline void npa_block_reset(struct npa_block *b)
 	b->allocated = false;
 	b->mapped = true;
 	b->expandable = false;
-	b->run_first = false;
 }
 
 /* The cache was empty: a fresh block from malloc, reset, or NULL. */
@@ -197,67 +192,75 @@ void npa_block_cache_drain(struct npa_block_cache *c);
 
 void npa_pool_init(struct npa_pool *pool, bool is_small);
 void npa_pool_fini(struct npa_pool *pool);
+/* A segment of `stream` joins the pool (its bins are made with the first:
+ * 0 or -ENOMEM), or leaves it (with the last, its bins go, empty). */
+int npa_pool_hold(struct npa_pool *pool, aclrtStream stream);
+void npa_pool_drop(struct npa_pool *pool, aclrtStream stream);
+/* `b`, of a stream the pool holds, goes in; `b` leaves with its key unchanged. */
 void npa_pool_insert(struct npa_pool *pool, struct npa_block *b);
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b);
-/*
- * The first free block at or after (stream, size, 0), of any stream, or
- * NULL; with `pred`, also the last block before that key (the found
- * block's predecessor), which the descent passes anyway. RB_NFIND with
- * the key compared in place: no key block to build.
- */
-static inline struct npa_block *npa_pool_nfind(struct npa_pool *pool, aclrtStream stream,
-					       size_t size, struct npa_block **pred)
+/* `b`, in the pool, now starts at `ptr` with `size`: a key that only shrank. */
+void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size);
+bool npa_pool_empty(const struct npa_pool *pool);
+/* The pool in order: its first block, the one after `b`, or NULL. */
+struct npa_block *npa_pool_first(const struct npa_pool *pool);
+struct npa_block *npa_pool_next(const struct npa_pool *pool, const struct npa_block *b);
+/* Backwards through one stream: its last block below (size, 0), the one
+ * before `b` in its stream, or NULL. */
+struct npa_block *npa_pool_last_below(const struct npa_pool *pool, aclrtStream stream,
+				      size_t size);
+struct npa_block *npa_pool_prev_in_stream(const struct npa_pool *pool,
+					  const struct npa_block *b);
+/* The one after `b` in its stream, or NULL. */
+struct npa_block *npa_pool_next_in_stream(const struct npa_pool *pool,
+					  const struct npa_block *b);
+
+/* A stream's bins; it has them while the pool holds a segment of it. */
+static inline struct npa_stream_bins *npa_pool_bins(const struct npa_pool *pool,
+						     aclrtStream stream)
 {
-	struct npa_block *b = RB_ROOT(&pool->blocks), *found = NULL, *before = NULL;
-	uintptr_t s = (uintptr_t)stream;
+	for (size_t i = 0; i < pool->nstreams; i++)
+		if (pool->streams[i]->stream == stream)
+			return pool->streams[i];
+	return NULL;
+}
+
+static inline struct npa_block *npa_bin_first(const struct npa_bin_tree *t)
+{
+	struct npa_block *b = RB_ROOT(t);
+
+	while (b != NULL && RB_LEFT(b, node) != NULL)
+		b = RB_LEFT(b, node);
+	return b;
+}
+
+/*
+ * The first free block of `stream` at or above `size`, lowest address
+ * first, or NULL: the lower bound of (stream, size, 0), which either lies
+ * in size's own bin or is the first block of the next bin holding any.
+ */
+static inline struct npa_block *npa_pool_nfind(const struct npa_pool *pool, aclrtStream stream,
+					       size_t size)
+{
+	const struct npa_stream_bins *sb = npa_pool_bins(pool, stream);
+
+	if (sb == NULL || sb->summary == 0)
+		return NULL;
+	unsigned i = npa_bin_of(size);
+	struct npa_block *b = RB_ROOT(&sb->bin[i]), *found = NULL;
 
 	while (b != NULL) {
-		uintptr_t bs = (uintptr_t)b->stream;
-
-		if (s < bs || (s == bs && size <= b->size)) {
+		if (size <= b->size) {
 			found = b;
 			b = RB_LEFT(b, node);
 		} else {
-			before = b;
 			b = RB_RIGHT(b, node);
 		}
 	}
-	if (pred != NULL)
-		*pred = before;
-	return found;
+	if (found != NULL)
+		return found;
+	i = npa_bins_next(sb, i + 1);
+	return i < NPA_BINS ? npa_bin_first(&sb->bin[i]) : NULL;
 }
-/* The first free block of exactly (stream, size): npa_pool_nfind's answer
- * when there is one, found without the descent; else NULL. */
-static inline struct npa_block *npa_pool_exact(struct npa_pool *pool, aclrtStream stream,
-					       size_t size)
-{
-	if (pool->runs.count == 0 || size > pool->run_max)
-		return NULL;
-	return npa_size_runs_find(&pool->runs, stream, size);
-}
-static inline void npa_pool_set_key(struct npa_pool *pool, struct npa_block *b, char *ptr,
-				    size_t size)
-{
-	b->ptr = ptr;
-	b->size = size;
-	b->gc_base = pool->gc_calls;
-}
-
-void npa_pool_rekey_run(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size);
-
-/* `b`, in the pool, now starts at `ptr` with `size`; the caller has made
- * sure its key still sorts between its neighbours, so it keeps its node.
- * Inline when size_runs has nothing to change. */
-static inline void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr,
-				  size_t size)
-{
-	if (b->run_first || size <= pool->run_max)
-		npa_pool_rekey_run(pool, b, ptr, size);
-	else
-		npa_pool_set_key(pool, b, ptr, size);
-}
-/* `b` (in no tree) takes the place of `old`, which it has absorbed: its
- * key is old's with a larger size. `old` leaves the pool. */
-void npa_pool_replace(struct npa_pool *pool, struct npa_block *old, struct npa_block *b);
 
 #endif /* NPA_BLOCK_H */

@@ -1,23 +1,20 @@
 /*
  * block_pool.c - ordered sets of free blocks and of segments.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "block.h"
 
-/* Upstream's BlockComparatorSize: stream, then size, then address. */
-static int npa_block_cmp(const struct npa_block *a, const struct npa_block *b)
+/* Upstream's BlockComparatorSize within one stream: size, then address. */
+static int npa_bin_cmp(const struct npa_block *a, const struct npa_block *b)
 {
-	uintptr_t sa = (uintptr_t)a->stream, sb = (uintptr_t)b->stream;
 	uintptr_t pa = (uintptr_t)a->ptr, pb = (uintptr_t)b->ptr;
 
-	if (sa != sb)
-		return sa < sb ? -1 : 1;
 	if (a->size != b->size)
 		return a->size < b->size ? -1 : 1;
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	return 0;
+	return pa < pb ? -1 : pa > pb;
 }
 
 static int npa_segment_cmp(const struct npa_segment *a, const struct npa_segment *b)
@@ -38,16 +35,15 @@ static int npa_unmapped_cmp(const struct npa_block *a, const struct npa_block *b
 	return pa < pb ? -1 : pa > pb;
 }
 
-RB_GENERATE(npa_block_tree, npa_block, node, npa_block_cmp)
+RB_GENERATE(npa_bin_tree, npa_block, node, npa_bin_cmp)
 RB_GENERATE(npa_unmapped_tree, npa_block, node, npa_unmapped_cmp)
 RB_GENERATE(npa_segment_tree, npa_segment, node, npa_segment_cmp)
 
 void npa_pool_init(struct npa_pool *pool, bool is_small)
 {
-	RB_INIT(&pool->blocks);
+	pool->streams = NULL;
+	pool->nstreams = 0;
 	RB_INIT(&pool->unmapped);
-	npa_size_runs_init(&pool->runs);
-	pool->run_max = is_small ? NPA_POOL_SMALL_REQUEST_MAX : SIZE_MAX;
 	pool->spare = (struct npa_handle_cache){ 0 };
 	pool->is_small = is_small;
 	pool->owner = NULL;
@@ -56,188 +52,221 @@ void npa_pool_init(struct npa_pool *pool, bool is_small)
 
 void npa_pool_fini(struct npa_pool *pool)
 {
-	npa_size_runs_fini(&pool->runs);
+	for (size_t i = 0; i < pool->nstreams; i++)
+		free(pool->streams[i]);
+	free(pool->streams);
+	pool->streams = NULL;
+	pool->nstreams = 0;
 }
 
-/* Same stream and size: the same run. */
-static bool same_run(const struct npa_block *a, const struct npa_block *b)
+/* Where `stream` is or would go in the pool's streams, by address. */
+static size_t stream_index(const struct npa_pool *pool, aclrtStream stream)
 {
-	return a != NULL && a->stream == b->stream && a->size == b->size;
+	size_t i = 0;
+
+	while (i < pool->nstreams && (uintptr_t)pool->streams[i]->stream < (uintptr_t)stream)
+		i++;
+	return i;
 }
 
-/* `b` (in the tree) joins its run, first if it precedes the run's first block. */
-static void join_run(struct npa_pool *pool, struct npa_block *b, struct npa_block *first)
+int npa_pool_hold(struct npa_pool *pool, aclrtStream stream)
 {
-	if (first == NULL)
-		npa_size_runs_add(&pool->runs, b);
-	else if (b->ptr < first->ptr)
-		npa_size_runs_replace(&pool->runs, first, b);
-}
+	size_t i = stream_index(pool, stream);
 
-/* `b` (still in the tree) leaves its run; `next` is its successor there. */
-static void leave_run(struct npa_pool *pool, struct npa_block *b, struct npa_block *next)
-{
-	if (!b->run_first)
-		return;
-	if (same_run(next, b))
-		npa_size_runs_replace(&pool->runs, b, next);
-	else
-		npa_size_runs_remove(&pool->runs, b);
-}
-
-/* `b` goes into the order between `prev` and `next` (either may be NULL). */
-static void thread(struct npa_block *b, struct npa_block *prev, struct npa_block *next)
-{
-	b->pool_prev = prev;
-	b->pool_next = next;
-	if (prev != NULL)
-		prev->pool_next = b;
-	if (next != NULL)
-		next->pool_prev = b;
-}
-
-static void unthread(struct npa_block *b)
-{
-	if (b->pool_prev != NULL)
-		b->pool_prev->pool_next = b->pool_next;
-	if (b->pool_next != NULL)
-		b->pool_next->pool_prev = b->pool_prev;
-}
-
-/* A new leaf: a left child comes right before its parent, a right child right after. */
-static void link_child(struct npa_pool *pool, struct npa_block *b, struct npa_block *parent,
-		       bool left)
-{
-	RB_SET(b, parent, node);
-	if (parent == NULL) {
-		RB_ROOT(&pool->blocks) = b;
-		thread(b, NULL, NULL);
-	} else if (left) {
-		RB_LEFT(parent, node) = b;
-		thread(b, parent->pool_prev, parent);
-	} else {
-		RB_RIGHT(parent, node) = b;
-		thread(b, parent, parent->pool_next);
+	if (i < pool->nstreams && pool->streams[i]->stream == stream) {
+		pool->streams[i]->segments++;
+		return 0;
 	}
-	npa_block_tree_RB_INSERT_COLOR(&pool->blocks, b);
+	struct npa_stream_bins **streams =
+		realloc(pool->streams, (pool->nstreams + 1) * sizeof(*streams));
+	if (streams == NULL)
+		return -ENOMEM;
+	pool->streams = streams;
+	struct npa_stream_bins *sb = calloc(1, sizeof(*sb));
+	if (sb == NULL)
+		return -ENOMEM;
+	sb->stream = stream;
+	sb->segments = 1;
+	memmove(&streams[i + 1], &streams[i], (pool->nstreams - i) * sizeof(*streams));
+	streams[i] = sb;
+	pool->nstreams++;
+	return 0;
+}
+
+void npa_pool_drop(struct npa_pool *pool, aclrtStream stream)
+{
+	size_t i = stream_index(pool, stream);
+
+	if (i == pool->nstreams || pool->streams[i]->stream != stream ||
+	    --pool->streams[i]->segments > 0)
+		return;
+	free(pool->streams[i]);
+	pool->nstreams--;
+	memmove(&pool->streams[i], &pool->streams[i + 1],
+		(pool->nstreams - i) * sizeof(*pool->streams));
 }
 
 /*
- * RB_INSERT with the (stream, size, address) order tested in place: keys in
- * a pool are unique (addresses are), so the descent needs no equality case
- * and no three-way comparator call per level.
+ * RB_INSERT with the (size, address) order tested in place: keys in a pool
+ * are unique (addresses are), so the descent needs no equality case and
+ * no three-way comparator call per level.
  */
-static void insert_descending(struct npa_pool *pool, struct npa_block *b)
+static void bin_insert(struct npa_bin_tree *t, struct npa_block *b)
 {
-	struct npa_block *parent = NULL, *t = RB_ROOT(&pool->blocks);
-	const uintptr_t s = (uintptr_t)b->stream;
+	struct npa_block *parent = NULL, *at = RB_ROOT(t);
 	const size_t size = b->size;
 	const char *ptr = b->ptr;
 	bool left = false;
 
-	while (t != NULL) {
-		uintptr_t ts = (uintptr_t)t->stream;
-
-		parent = t;
-		left = s != ts ? s < ts : size != t->size ? size < t->size : ptr < t->ptr;
-		t = left ? RB_LEFT(t, node) : RB_RIGHT(t, node);
+	while (at != NULL) {
+		parent = at;
+		left = size != at->size ? size < at->size : ptr < at->ptr;
+		at = left ? RB_LEFT(at, node) : RB_RIGHT(at, node);
 	}
-	link_child(pool, b, parent, left);
-}
-
-/*
- * `b` goes right before `next`, as a leaf there without a descent from
- * the root: next's left child if it has none, else the right child of
- * next's predecessor, the largest of that left subtree, which has none.
- */
-static void insert_before(struct npa_pool *pool, struct npa_block *b, struct npa_block *next)
-{
-	if (RB_LEFT(next, node) == NULL)
-		link_child(pool, b, next, true);
+	RB_SET(b, parent, node);
+	if (parent == NULL)
+		RB_ROOT(t) = b;
+	else if (left)
+		RB_LEFT(parent, node) = b;
 	else
-		link_child(pool, b, next->pool_prev, false);
+		RB_RIGHT(parent, node) = b;
+	npa_bin_tree_RB_INSERT_COLOR(t, b);
 }
 
 void npa_pool_insert(struct npa_pool *pool, struct npa_block *b)
 {
-	struct npa_block *first = NULL;
+	struct npa_stream_bins *sb = npa_pool_bins(pool, b->stream);
+	unsigned i = npa_bin_of(b->size);
 
 	b->gc_base = pool->gc_calls;
-	if (b->size <= pool->run_max) {
-		first = npa_size_runs_find(&pool->runs, b->stream, b->size);
-		if (first != NULL && b->ptr < first->ptr) {
-			insert_before(pool, b, first);
-			npa_size_runs_replace(&pool->runs, first, b);
-			return;
-		}
-	}
-	insert_descending(pool, b);
-	if (first == NULL && b->size <= pool->run_max)
-		npa_size_runs_add(&pool->runs, b);
+	if (RB_EMPTY(&sb->bin[i]))
+		npa_bins_mark(sb, i);
+	bin_insert(&sb->bin[i], b);
 }
 
 void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
 {
-	leave_run(pool, b, b->pool_next);
-	unthread(b);
-	RB_REMOVE(npa_block_tree, &pool->blocks, b);
-}
+	struct npa_stream_bins *sb = npa_pool_bins(pool, b->stream);
+	unsigned i = npa_bin_of(b->size);
 
-void npa_pool_rekey_run(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size)
-{
-	leave_run(pool, b, b->pool_next);
-	npa_pool_set_key(pool, b, ptr, size);
-	if (size <= pool->run_max)
-		join_run(pool, b, npa_size_runs_find(&pool->runs, b->stream, size));
-}
-
-/* Whether key (stream, size, ptr) of `b` sorts before `next`'s. */
-static bool sorts_before(const struct npa_block *b, const struct npa_block *next)
-{
-	if (next == NULL || next->stream != b->stream)
-		return true;
-	return next->size != b->size ? b->size < next->size : b->ptr < next->ptr;
-}
-
-/* `b` takes over old's node: links, colour and the neighbours' links to it. */
-static void take_node(struct npa_pool *pool, struct npa_block *old, struct npa_block *b)
-{
-	struct npa_block *parent = RB_PARENT(old, node);
-
-	b->node = old->node;
-	thread(b, old->pool_prev, old->pool_next);
-	if (parent == NULL)
-		RB_ROOT(&pool->blocks) = b;
-	else if (RB_LEFT(parent, node) == old)
-		RB_LEFT(parent, node) = b;
-	else
-		RB_RIGHT(parent, node) = b;
-	if (RB_LEFT(b, node) != NULL)
-		RB_PARENT(RB_LEFT(b, node), node) = b;
-	if (RB_RIGHT(b, node) != NULL)
-		RB_PARENT(RB_RIGHT(b, node), node) = b;
+	RB_REMOVE(npa_bin_tree, &sb->bin[i], b);
+	if (RB_EMPTY(&sb->bin[i]))
+		npa_bins_unmark(sb, i);
 }
 
 /*
- * A merge: `b` has grown over `old`, so its key is larger than old's and
- * still sorts after old's predecessor; if it also sorts before old's
- * successor it is in order in old's node, and no rebalancing is needed
- * (upstream erases both and inserts the merged block).
+ * A split leaves the remainder's key smaller, so it still sorts before the
+ * block after it; when it stays in its bin and still sorts after the block
+ * before it, it keeps its node (upstream erases and re-inserts it).
  */
-void npa_pool_replace(struct npa_pool *pool, struct npa_block *old, struct npa_block *b)
+void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size)
 {
-	struct npa_block *next = old->pool_next;
+	if (npa_bin_of(size) == npa_bin_of(b->size)) {
+		const struct npa_block *prev = RB_PREV(npa_bin_tree, NULL, b);
 
-	if (!sorts_before(b, next)) {
-		npa_pool_remove(pool, old);
-		npa_pool_insert(pool, b);
-		return;
+		if (prev == NULL || prev->size < size || (prev->size == size && prev->ptr < ptr)) {
+			b->ptr = ptr;
+			b->size = size;
+			b->gc_base = pool->gc_calls;
+			return;
+		}
 	}
-	leave_run(pool, old, next);
-	take_node(pool, old, b);
-	b->gc_base = pool->gc_calls;
-	if (b->size <= pool->run_max)
-		join_run(pool, b, npa_size_runs_find(&pool->runs, b->stream, b->size));
+	npa_pool_remove(pool, b);
+	b->ptr = ptr;
+	b->size = size;
+	npa_pool_insert(pool, b);
+}
+
+bool npa_pool_empty(const struct npa_pool *pool)
+{
+	for (size_t i = 0; i < pool->nstreams; i++)
+		if (pool->streams[i]->summary != 0)
+			return false;
+	return true;
+}
+
+static struct npa_block *bin_last(const struct npa_bin_tree *t)
+{
+	struct npa_block *b = RB_ROOT(t);
+
+	while (b != NULL && RB_RIGHT(b, node) != NULL)
+		b = RB_RIGHT(b, node);
+	return b;
+}
+
+/* The first block of a stream's bins from bin `i` on, or NULL. */
+static struct npa_block *first_from(const struct npa_stream_bins *sb, unsigned i)
+{
+	i = npa_bins_next(sb, i);
+	return i < NPA_BINS ? npa_bin_first(&sb->bin[i]) : NULL;
+}
+
+struct npa_block *npa_pool_first(const struct npa_pool *pool)
+{
+	for (size_t i = 0; i < pool->nstreams; i++) {
+		struct npa_block *b = first_from(pool->streams[i], 0);
+
+		if (b != NULL)
+			return b;
+	}
+	return NULL;
+}
+
+struct npa_block *npa_pool_next_in_stream(const struct npa_pool *pool,
+					  const struct npa_block *b)
+{
+	struct npa_block *next = RB_NEXT(npa_bin_tree, NULL, (struct npa_block *)b);
+
+	if (next != NULL)
+		return next;
+	return first_from(npa_pool_bins(pool, b->stream), npa_bin_of(b->size) + 1);
+}
+
+struct npa_block *npa_pool_next(const struct npa_pool *pool, const struct npa_block *b)
+{
+	struct npa_block *next = npa_pool_next_in_stream(pool, b);
+
+	for (size_t i = stream_index(pool, b->stream) + 1; next == NULL && i < pool->nstreams; i++)
+		next = first_from(pool->streams[i], 0);
+	return next;
+}
+
+/* The last block of a stream's bins before bin `i`, or NULL. */
+static struct npa_block *last_before(const struct npa_stream_bins *sb, unsigned i)
+{
+	i = npa_bins_prev(sb, i);
+	return i < NPA_BINS ? bin_last(&sb->bin[i]) : NULL;
+}
+
+struct npa_block *npa_pool_last_below(const struct npa_pool *pool, aclrtStream stream,
+				      size_t size)
+{
+	const struct npa_stream_bins *sb = npa_pool_bins(pool, stream);
+
+	if (sb == NULL)
+		return NULL;
+	unsigned i = npa_bin_of(size);
+	struct npa_block *b = RB_ROOT(&sb->bin[i]), *found = NULL;
+
+	while (b != NULL) {
+		if (b->size < size) {
+			found = b;
+			b = RB_RIGHT(b, node);
+		} else {
+			b = RB_LEFT(b, node);
+		}
+	}
+	return found != NULL ? found : last_before(sb, i);
+}
+
+struct npa_block *npa_pool_prev_in_stream(const struct npa_pool *pool,
+					  const struct npa_block *b)
+{
+	struct npa_block *prev = RB_PREV(npa_bin_tree, NULL, (struct npa_block *)b);
+
+	if (prev != NULL)
+		return prev;
+	return last_before(npa_pool_bins(pool, b->stream), npa_bin_of(b->size));
 }
 
 struct npa_block *npa_block_new(void)

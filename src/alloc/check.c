@@ -60,6 +60,15 @@ static bool is_free(const struct npa_block *b)
 	return b != NULL && !b->allocated && b->event_count == 0 && b->nuses == 0;
 }
 
+/* Whether the bin of b's stream and size in its pool holds it. */
+static bool in_its_bin(const struct npa_block *b)
+{
+	struct npa_stream_bins *sb = npa_pool_bins(b->pool, b->stream);
+
+	return sb != NULL &&
+	       RB_FIND(npa_bin_tree, &sb->bin[npa_bin_of(b->size)], (struct npa_block *)b) == b;
+}
+
 static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 		       const char *expect_ptr, char *err, size_t errlen)
 {
@@ -81,8 +90,7 @@ static int check_block(const struct npa_segment *seg, const struct npa_block *b,
 		return npa_broken(err, errlen,
 				  "unmapped block %p is not in its pool's unmapped set",
 				  (void *)b->ptr);
-	if (b->mapped && is_free(b) &&
-	    RB_FIND(npa_block_tree, &b->pool->blocks, (struct npa_block *)b) != b)
+	if (b->mapped && is_free(b) && !in_its_bin(b))
 		return npa_broken(err, errlen, "free block %p is not in its pool", (void *)b->ptr);
 	return 0;
 }
@@ -96,6 +104,9 @@ static int check_segment(const struct npa_device *dev, const struct npa_segment 
 
 	if (seg->head == NULL || seg->head->prev != NULL)
 		return npa_broken(err, errlen, "segment %p: bad head block", (void *)seg->ptr);
+	if (npa_pool_bins(seg->pool, seg->stream) == NULL)
+		return npa_broken(err, errlen, "segment %p: its pool has no bins for its stream",
+				  (void *)seg->ptr);
 	for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
 		if ((rc = check_block(seg, b, p, err, errlen)) < 0)
 			return rc;
@@ -137,46 +148,78 @@ static int check_segments(const struct npa_device *dev, struct tally *t, char *e
 	return 0;
 }
 
-/* Strictly before in the pool order (stream, size, address)? */
+/* Strictly before in a bin's order (size, address)? */
 static bool sorts_before(const struct npa_block *a, const struct npa_block *b)
 {
-	uintptr_t sa = (uintptr_t)a->stream, sb = (uintptr_t)b->stream;
-
-	if (sa != sb)
-		return sa < sb;
 	if (a->size != b->size)
 		return a->size < b->size;
 	return a->ptr < b->ptr;
 }
 
-/*
- * The pool order's threads match the tree, and size_runs holds exactly
- * the first block of each run it indexes: a wrong entry there would hand
- * out another block than the tree's lower bound.
- */
-static int check_links(const struct npa_pool *pool, const struct npa_block *b,
-		       const struct npa_block *prev, size_t *runs, char *err, size_t errlen)
+/* Segments of `stream` in `pool`: its bins count them, and go with the last. */
+static size_t segments_of(const struct npa_device *dev, const struct npa_pool *pool,
+			  aclrtStream stream)
 {
-	bool first = prev == NULL || prev->stream != b->stream || prev->size != b->size;
-	bool indexed = b->size <= pool->run_max;
+	struct npa_segment *seg;
+	size_t n = 0;
 
-	if (b->pool_prev != prev || (prev != NULL && prev->pool_next != b))
-		return npa_broken(err, errlen, "pool order links of block %p are wrong",
-				  (void *)b->ptr);
-	if (b->run_first != (first && indexed) ||
-	    (b->run_first && npa_size_runs_find(&pool->runs, b->stream, b->size) != b))
-		return npa_broken(err, errlen, "size runs index block %p wrongly (first of its "
-				  "size: %s, indexed: %s)", (void *)b->ptr, first ? "yes" : "no",
-				  b->run_first ? "yes" : "no");
-	*runs += b->run_first;
+	RB_FOREACH(seg, npa_segment_tree, &((struct npa_device *)dev)->segments)
+		n += seg->pool == pool && seg->stream == stream;
+	return n;
+}
+
+/* The bitmap names exactly the bins that hold blocks, each of its own size. */
+static int check_bin(const struct npa_pool *pool, const struct npa_stream_bins *sb,
+		     unsigned i, size_t *count, char *err, size_t errlen)
+{
+	struct npa_block *b, *prev = NULL;
+	bool marked = (sb->map[i / 64] >> (i % 64)) & 1;
+
+	if (marked == RB_EMPTY(&sb->bin[i]))
+		return npa_broken(err, errlen, "bin %u of stream %p is %s but marked %s", i,
+				  sb->stream, marked ? "empty" : "not empty",
+				  marked ? "full" : "empty");
+	RB_FOREACH(b, npa_bin_tree, (struct npa_bin_tree *)&sb->bin[i]) {
+		if (!is_free(b) || !b->mapped || b->pool != pool)
+			return npa_broken(err, errlen, "pool holds block %p that is not free there",
+					  (void *)b->ptr);
+		if (b->stream != sb->stream || npa_bin_of(b->size) != i)
+			return npa_broken(err, errlen, "block %p of %zu bytes is in bin %u of "
+					  "stream %p", (void *)b->ptr, b->size, i, sb->stream);
+		/* Blocks whose key changed in place must still be in order. */
+		if (prev != NULL && !sorts_before(prev, b))
+			return npa_broken(err, errlen, "pool holds block %p after %p out of order",
+					  (void *)b->ptr, (void *)prev->ptr);
+		prev = b;
+		(*count)++;
+	}
 	return 0;
 }
 
-static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapped,
-		      char *err, size_t errlen)
+static int check_stream_bins(const struct npa_device *dev, const struct npa_pool *pool,
+			     const struct npa_stream_bins *sb, size_t *count, char *err,
+			     size_t errlen)
 {
-	struct npa_block *b, *prev = NULL;
-	size_t runs = 0;
+	size_t segments = segments_of(dev, pool, sb->stream);
+	int rc;
+
+	if (sb->segments != segments)
+		return npa_broken(err, errlen, "bins of stream %p count %zu segments, the pool "
+				  "has %zu", sb->stream, sb->segments, segments);
+	for (unsigned w = 0; w < NPA_BIN_WORDS; w++)
+		if (((sb->summary >> w) & 1) != (sb->map[w] != 0))
+			return npa_broken(err, errlen, "bins of stream %p: summary bit %u is wrong",
+					  sb->stream, w);
+	for (unsigned i = 0; i < NPA_BINS; i++)
+		if ((rc = check_bin(pool, sb, i, count, err, errlen)) < 0)
+			return rc;
+	return 0;
+}
+
+static int check_pool(const struct npa_device *dev, const struct npa_pool *pool,
+		      size_t *count, size_t *unmapped, char *err, size_t errlen)
+{
+	struct npa_block *b;
 	int rc;
 
 	RB_FOREACH(b, npa_unmapped_tree, (struct npa_unmapped_tree *)&pool->unmapped) {
@@ -185,25 +228,15 @@ static int check_pool(const struct npa_pool *pool, size_t *count, size_t *unmapp
 					  "unmapped there", (void *)b->ptr);
 		(*unmapped)++;
 	}
-	RB_FOREACH(b, npa_block_tree, (struct npa_block_tree *)&pool->blocks) {
-		if (!is_free(b) || !b->mapped || b->pool != pool)
-			return npa_broken(err, errlen, "pool holds block %p that is not free there",
-					  (void *)b->ptr);
-		/* Blocks whose key changed in place must still be in order. */
-		if (prev != NULL && !sorts_before(prev, b))
-			return npa_broken(err, errlen, "pool holds block %p after %p out of order",
-					  (void *)b->ptr, (void *)prev->ptr);
-		rc = check_links(pool, b, prev, &runs, err, errlen);
-		if (rc < 0)
+	for (size_t i = 0; i < pool->nstreams; i++) {
+		const struct npa_stream_bins *sb = pool->streams[i];
+
+		if (i > 0 && (uintptr_t)pool->streams[i - 1]->stream >= (uintptr_t)sb->stream)
+			return npa_broken(err, errlen, "pool streams are out of order at %p",
+					  sb->stream);
+		if ((rc = check_stream_bins(dev, pool, sb, count, err, errlen)) < 0)
 			return rc;
-		prev = b;
-		(*count)++;
 	}
-	if (prev != NULL && prev->pool_next != NULL)
-		return npa_broken(err, errlen, "the last pool block %p has a next", (void *)prev->ptr);
-	if (runs != pool->runs.count)
-		return npa_broken(err, errlen, "size runs count %zu runs, the pool has %zu",
-				  pool->runs.count, runs);
 	return 0;
 }
 
@@ -255,10 +288,10 @@ static int check_private_pools(const struct npa_device *dev, size_t *pooled,
 			       size_t *unmapped, char *err, size_t errlen)
 {
 	for (const struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
-		int rc = check_pool(&pp->small, pooled, unmapped, err, errlen);
+		int rc = check_pool(dev, &pp->small, pooled, unmapped, err, errlen);
 
 		if (rc == 0)
-			rc = check_pool(&pp->large, pooled, unmapped, err, errlen);
+			rc = check_pool(dev, &pp->large, pooled, unmapped, err, errlen);
 		if (rc < 0)
 			return rc;
 		if (pp->use_count < 0 || pp->freeable != (pp->use_count == 0))
@@ -282,8 +315,8 @@ int npa_device_check(struct npa_device *dev, char *err, size_t errlen)
 	int rc;
 
 	if ((rc = check_segments(dev, &t, err, errlen)) < 0 ||
-	    (rc = check_pool(&dev->small, &pooled, &unmapped, err, errlen)) < 0 ||
-	    (rc = check_pool(&dev->large, &pooled, &unmapped, err, errlen)) < 0 ||
+	    (rc = check_pool(dev, &dev->small, &pooled, &unmapped, err, errlen)) < 0 ||
+	    (rc = check_pool(dev, &dev->large, &pooled, &unmapped, err, errlen)) < 0 ||
 	    (rc = check_private_pools(dev, &pooled, &unmapped, err, errlen)) < 0 ||
 	    (rc = compare_stats(dev, &t, err, errlen)) < 0)
 		return rc;

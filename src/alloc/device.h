@@ -87,10 +87,8 @@ struct npa_alloc_params {
 	struct npa_pool *pool;
 	struct npa_block *block;
 	/* A cached block found by best fit stays in the pool until it is known
-	 * whether it must leave; pred is its predecessor there (or NULL). */
+	 * whether it must leave. */
 	bool in_pool;
-	bool pred_known;    /* an exact fit is found without its predecessor */
-	struct npa_block *pred;
 };
 
 int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *flavor,

@@ -51,19 +51,20 @@ static size_t expandable_size(const struct npa_block *b)
 static __attribute__((noinline)) struct npa_block *
 expandable_candidate(struct npa_device *dev, struct npa_block *b)
 {
-	struct npa_block *next = RB_NEXT(npa_block_tree, NULL, b);
+	const struct npa_pool *pool = b->pool;
+	struct npa_block *next = npa_pool_next_in_stream(pool, b);
 
 	if (dev->conf->expandable_segments) {
-		while (npa_block_is_expandable(b) && next != NULL && next->stream == b->stream &&
+		while (npa_block_is_expandable(b) && next != NULL &&
 		       expandable_size(next) < expandable_size(b)) {
 			b = next;
-			next = RB_NEXT(npa_block_tree, NULL, b);
+			next = npa_pool_next_in_stream(pool, b);
 		}
 		return b;
 	}
-	while (next != NULL && next->stream == b->stream && npa_block_is_expandable(next))
-		next = RB_NEXT(npa_block_tree, NULL, next);
-	return next != NULL && next->stream == b->stream ? next : NULL;
+	while (next != NULL && npa_block_is_expandable(next))
+		next = npa_pool_next_in_stream(pool, next);
+	return next;
 }
 
 /* Best fit in the request's own stream, within the oversize rules. */
@@ -73,20 +74,14 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 
 	if (npa_gc_enabled(dev))
 		p->pool->gc_calls++;
-	struct npa_block *pred = NULL;
-	struct npa_block *b = npa_pool_exact(p->pool, p->stream, p->size);
-	/* An exact fit is never split, so its predecessor is not needed. */
-	bool pred_known = b == NULL;
+	struct npa_block *b = npa_pool_nfind(p->pool, p->stream, p->size);
+
 	if (b == NULL)
-		b = npa_pool_nfind(p->pool, p->stream, p->size, &pred);
-	if (b == NULL || b->stream != p->stream)
 		return false;
 	if (npa_block_is_expandable(b)) {
 		b = expandable_candidate(dev, b);
 		if (b == NULL)
 			return false;
-		pred = b->pool_prev;
-		pred_known = true;
 	}
 	/* Never hand an oversize block to a normal request ... */
 	if (p->size < max_split && b->size >= max_split)
@@ -96,8 +91,6 @@ static inline bool get_free_block(struct npa_device *dev, struct npa_alloc_param
 		return false;
 	p->block = b;
 	p->in_pool = true;
-	p->pred = pred;
-	p->pred_known = pred_known;
 	return true;
 }
 
@@ -106,15 +99,6 @@ static void take_out_of_pool(struct npa_alloc_params *p)
 	if (p->in_pool)
 		npa_pool_remove(p->pool, p->block);
 	p->in_pool = false;
-}
-
-/* Whether key (stream, size, ptr) still sorts after `pred`, a block before the old key. */
-static bool sorts_after(const struct npa_block *pred, aclrtStream stream, size_t size,
-			const char *ptr)
-{
-	if (pred == NULL || pred->stream != stream)
-		return true;
-	return pred->size != size ? pred->size < size : pred->ptr < ptr;
 }
 
 static bool should_split(const struct npa_device *dev, const struct npa_block *b, size_t size)
@@ -128,11 +112,7 @@ static bool should_split(const struct npa_device *dev, const struct npa_block *b
 	return size < dev->conf->max_split_size && remaining > NPA_SMALL_SIZE;
 }
 
-/*
- * The front `size` bytes become a new block; `b` keeps the rest and goes
- * back to the pool. Its key only shrinks, so when it still sorts after its
- * predecessor it keeps its node (upstream erases and re-inserts it).
- */
+/* The front `size` bytes become a new block; `b` keeps the rest, in the pool. */
 static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_params *p)
 {
 	struct npa_block *b = p->block;
@@ -141,11 +121,6 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 
 	if (front == NULL)
 		return NULL;
-	if (p->in_pool && !p->pred_known)
-		p->pred = b->pool_prev;
-	bool keep = p->in_pool && sorts_after(p->pred, b->stream, b->size - size, b->ptr + size);
-	if (!keep)
-		take_out_of_pool(p);
 	front->ptr = b->ptr;
 	front->size = size;
 	front->stream = b->stream;
@@ -153,7 +128,7 @@ static struct npa_block *split_front(struct npa_device *dev, struct npa_alloc_pa
 	front->seg = b->seg;
 	front->expandable = b->expandable;
 	npa_block_link_before(front, b);
-	if (keep) {
+	if (p->in_pool) {
 		npa_pool_rekey(b->pool, b, b->ptr + size, b->size - size);
 	} else {
 		b->ptr += size;
@@ -538,9 +513,7 @@ size_t npa_try_merge(struct npa_device *dev, struct npa_block *dst, struct npa_b
 
 /*
  * Back into the pool, merged with free neighbours; the changes to split
- * blocks and bytes are added to *split_blocks and *split_bytes. The merged
- * block takes the tree node of a neighbour it absorbed when its key fits
- * there; the other absorbed neighbour, if any, leaves the tree. `b` was
+ * blocks and bytes are added to *split_blocks and *split_bytes. `b` was
  * allocated, so it is mapped and so is every neighbour it can merge with.
  */
 static inline void merge_back(struct npa_device *dev, struct npa_block *b,
@@ -548,7 +521,6 @@ static inline void merge_back(struct npa_device *dev, struct npa_block *b,
 {
 	int64_t split_blocks = 0, split_bytes = 0;
 	struct npa_block *candidates[2] = { b->prev, b->next };
-	struct npa_block *node = NULL; /* absorbed, still in the pool tree */
 	struct npa_pool *pool = b->pool;
 
 	for (int i = 0; i < 2; i++) {
@@ -559,18 +531,10 @@ static inline void merge_back(struct npa_device *dev, struct npa_block *b,
 		absorb(b, c);
 		split_blocks -= 1;
 		split_bytes -= (int64_t)c->size;
-		if (node != NULL) {
-			npa_pool_remove(pool, node);
-			npa_block_put(&dev->cache, node);
-		}
-		node = c;
+		npa_pool_remove(pool, c);
+		npa_block_put(&dev->cache, c);
 	}
-	if (node != NULL) {
-		npa_pool_replace(pool, node, b);
-		npa_block_put(&dev->cache, node);
-	} else {
-		npa_pool_insert(pool, b);
-	}
+	npa_pool_insert(pool, b);
 	if (npa_block_is_split(b)) {
 		split_blocks += 1;
 		split_bytes += (int64_t)b->size;

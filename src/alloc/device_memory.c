@@ -181,7 +181,7 @@ static struct npa_block *new_segment(struct npa_device *dev, struct npa_alloc_pa
 	struct npa_segment *seg = malloc(sizeof(*seg));
 	struct npa_block *b = npa_block_get(&dev->cache);
 
-	if (seg == NULL || b == NULL) {
+	if (seg == NULL || b == NULL || npa_pool_hold(p->pool, p->stream) != 0) {
 		free(seg);
 		if (b != NULL)
 			npa_block_put(&dev->cache, b);
@@ -267,6 +267,7 @@ void npa_release_block(struct npa_device *dev, struct npa_block *b)
 	dev->stats.num_device_free += 1;
 	npa_trace(dev, NPA_TRACE_SEGMENT_FREE, b->ptr, size, b->stream, b->pool, &seg->frame);
 	npa_pool_remove(b->pool, b);
+	npa_pool_drop(b->pool, b->stream);
 	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
 	free(seg);
 	npa_block_put(&dev->cache, b);
@@ -281,8 +282,8 @@ static void release_blocks(struct npa_device *dev, struct npa_pool *pool, bool k
 {
 	struct npa_block *b, *next, *to_unmap = NULL;
 
-	for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
-		next = RB_NEXT(npa_block_tree, &pool->blocks, b);
+	for (b = npa_pool_first(pool); b != NULL; b = next) {
+		next = npa_pool_next(pool, b);
 		if (npa_block_is_expandable(b)) {
 			b->link = to_unmap;
 			to_unmap = b;
@@ -310,7 +311,7 @@ static void drain_handles(struct npa_device *dev, struct npa_pool *a, struct npa
 
 static bool pool_holds_blocks(const struct npa_pool *pool)
 {
-	return !RB_EMPTY(&pool->blocks) || !RB_EMPTY(&pool->unmapped);
+	return !npa_pool_empty(pool) || !RB_EMPTY(&pool->unmapped);
 }
 
 /*
@@ -378,8 +379,7 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	if (max_split == SIZE_MAX)
 		return false;
 	size_t key = p->size < max_split ? max_split : p->size;
-	struct npa_block_tree *tree = &p->pool->blocks;
-	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key, NULL);
+	struct npa_block *it = npa_pool_nfind(p->pool, p->stream, key);
 
 	(void)npa_sync_device_if_flavor(dev); /* see npa_device_malloc */
 	/*
@@ -387,20 +387,19 @@ bool npa_release_available_cached_blocks(struct npa_device *dev,
 	 * lowered at run time; upstream would then free an interior pointer.
 	 * Such a block is left alone here.
 	 */
-	if (it != NULL && it->stream == p->stream) {
+	if (it != NULL) {
 		if (npa_block_is_split(it) || npa_block_is_expandable(it))
 			return false;
 		npa_release_block(dev, it);
 		return true;
 	}
-	it = it != NULL ? RB_PREV(npa_block_tree, tree, it) : RB_MAX(npa_block_tree, tree);
+	it = npa_pool_last_below(p->pool, p->stream, key);
 	size_t released = 0;
 	while (it != NULL && released < key && it->size >= max_split &&
-	       it->stream == p->stream && !npa_block_is_split(it) &&
-	       !npa_block_is_expandable(it)) {
+	       !npa_block_is_split(it) && !npa_block_is_expandable(it)) {
 		struct npa_block *cur = it;
 
-		it = RB_PREV(npa_block_tree, tree, cur);
+		it = npa_pool_prev_in_stream(p->pool, cur);
 		released += cur->size;
 		npa_release_block(dev, cur);
 	}
@@ -428,7 +427,7 @@ void npa_garbage_collect(struct npa_device *dev)
 	size_t target = dev->total_allocated_memory - threshold;
 	double total_age = 0.0;
 	long count = 0;
-	RB_FOREACH(b, npa_block_tree, &pool->blocks) {
+	for (b = npa_pool_first(pool); b != NULL; b = npa_pool_next(pool, b)) {
 		if (!npa_block_is_split(b) && !npa_block_is_expandable(b)) {
 			total_age += (double)gc_age(pool, b);
 			count++;
@@ -443,8 +442,8 @@ void npa_garbage_collect(struct npa_device *dev)
 		double age_threshold = total_age / (double)count;
 
 		freed = false;
-		for (b = RB_MIN(npa_block_tree, &pool->blocks); b != NULL; b = next) {
-			next = RB_NEXT(npa_block_tree, &pool->blocks, b);
+		for (b = npa_pool_first(pool); b != NULL; b = next) {
+			next = npa_pool_next(pool, b);
 			if (npa_block_is_split(b) || npa_block_is_expandable(b) ||
 			    (double)gc_age(pool, b) < age_threshold)
 				continue;

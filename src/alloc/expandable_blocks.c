@@ -33,9 +33,11 @@ static struct npa_block *new_expandable_segment(struct npa_device *dev, aclrtStr
 	struct npa_segment *seg = calloc(1, sizeof(*seg));
 	struct npa_block *b = npa_block_get(&dev->cache);
 	char *va;
+	bool held = seg != NULL && b != NULL && npa_pool_hold(pool, stream) == 0;
 
-	if (seg == NULL || b == NULL ||
-	    npa_expandable_create(dev, npa_expandable_page(dev, pool), &va, &seg->exp) < 0) {
+	if (!held || npa_expandable_create(dev, npa_expandable_page(dev, pool), &va, &seg->exp) < 0) {
+		if (held)
+			npa_pool_drop(pool, stream);
 		free(seg);
 		if (b != NULL)
 			npa_block_put(&dev->cache, b);
@@ -227,6 +229,7 @@ void npa_release_expandable_segment(struct npa_device *dev, struct npa_block *b)
 	if (b->prev != NULL || b->next != NULL || b->mapped)
 		return;
 	RB_REMOVE(npa_unmapped_tree, &b->pool->unmapped, b);
+	npa_pool_drop(b->pool, b->stream);
 	RB_REMOVE(npa_segment_tree, &dev->segments, seg);
 	if (npa_device_enter(dev->id, &saved) == 0)
 		npa_expandable_destroy(seg);
