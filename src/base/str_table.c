@@ -1,9 +1,10 @@
 /*
  * str_table.c - strings interned as small dense indexes (str_table.h).
  *
- * Buckets hold only 1 + the index, so a probe touches 4 bytes a bucket;
- * the hash is kept in the entry so that a probe compares bytes only when
- * the hashes agree. The table doubles when it is half full.
+ * Buckets hold 1 + the index and the low half of the hash, so a probe
+ * touches 8 bytes a bucket and reads an entry only when the hashes agree;
+ * the whole hash is kept in the entry as well. The table doubles when it
+ * is half full.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ static uint64_t short_tail(const char *s, size_t len)
 }
 
 /* Eight bytes at a time, multiply-mixed: trace IDs are short tokens. */
-static uint64_t hash_bytes(const char *s, size_t len)
+uint64_t str_table_hash(const char *s, size_t len)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ULL;
 	uint64_t h = len * k, w;
@@ -69,47 +70,50 @@ void str_table_release(struct str_table *t)
 
 static bool same(const struct str_entry *e, uint64_t hash, const char *key, size_t len)
 {
-	return e->hash == hash && e->len == len && memcmp(entry_key(e), key, len) == 0;
+	return e->hash == hash && e->len == len && str_table_same_bytes(entry_key(e), key, len);
 }
 
 int64_t str_table_find(const struct str_table *t, const char *key, size_t len)
 {
-	uint64_t hash;
+	return str_table_find_hashed(t, key, len, str_table_hash(key, len));
+}
 
+int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
+			      uint64_t hash)
+{
 	if (t->bucket == NULL)
 		return -1;
-	hash = hash_bytes(key, len);
 	for (uint32_t b = (uint32_t)hash & t->mask;; b = (b + 1) & t->mask) {
-		uint32_t v = t->bucket[b];
-		if (v == 0)
+		struct str_bucket v = t->bucket[b];
+		if (v.index1 == 0)
 			return -1;
-		if (same(&t->entry[v - 1], hash, key, len))
-			return v - 1;
+		if (v.hash == (uint32_t)hash && same(&t->entry[v.index1 - 1], hash, key, len))
+			return v.index1 - 1;
 	}
 }
 
-static void place(uint32_t *bucket, uint32_t mask, uint64_t hash, uint32_t index)
+static void place(struct str_bucket *bucket, uint32_t mask, uint32_t hash, uint32_t index1)
 {
-	uint32_t b = (uint32_t)hash & mask;
+	uint32_t b = hash & mask;
 
-	while (bucket[b] != 0)
+	while (bucket[b].index1 != 0)
 		b = (b + 1) & mask;
-	bucket[b] = index + 1;
+	bucket[b] = (struct str_bucket){ hash, index1 };
 }
 
 static int grow_buckets(struct str_table *t)
 {
 	uint32_t n = t->bucket ? 2 * (t->mask + 1) : MIN_BUCKETS;
-	uint32_t *bucket;
+	struct str_bucket *bucket;
 
 	if (n == 0)
 		return -ENOMEM;
 	bucket = calloc(n, sizeof(*bucket));
 	if (bucket == NULL)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < t->limit; i++)
-		if (t->entry[i].held)
-			place(bucket, n - 1, t->entry[i].hash, i);
+	for (uint32_t b = 0; t->bucket != NULL && b <= t->mask; b++)
+		if (t->bucket[b].index1 != 0)
+			place(bucket, n - 1, t->bucket[b].hash, t->bucket[b].index1);
 	free(t->bucket);
 	t->bucket = bucket;
 	t->mask = n - 1;
@@ -139,6 +143,12 @@ static int take_index(struct str_table *t, uint32_t *index)
 
 int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *index)
 {
+	return str_table_add_hashed(t, key, len, str_table_hash(key, len), index);
+}
+
+int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
+			 uint32_t *index)
+{
 	struct str_entry *e;
 	char *out = NULL;
 	int rc;
@@ -155,14 +165,14 @@ int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *in
 		return rc;
 	}
 	e = &t->entry[*index];
-	e->hash = hash_bytes(key, len);
+	e->hash = hash;
 	e->len = (uint32_t)len;
 	e->held = true;
 	if (out)
 		e->key.out = out;
 	memcpy(out ? out : e->key.in, key, len);
 	(out ? out : e->key.in)[len] = '\0';
-	place(t->bucket, t->mask, e->hash, *index);
+	place(t->bucket, t->mask, (uint32_t)hash, *index + 1);
 	t->count++;
 	return 0;
 }
@@ -172,15 +182,15 @@ static void unlink_bucket(struct str_table *t, uint32_t hole)
 {
 	uint32_t mask = t->mask;
 
-	for (uint32_t b = (hole + 1) & mask; t->bucket[b] != 0; b = (b + 1) & mask) {
-		uint32_t home = (uint32_t)t->entry[t->bucket[b] - 1].hash & mask;
+	for (uint32_t b = (hole + 1) & mask; t->bucket[b].index1 != 0; b = (b + 1) & mask) {
+		uint32_t home = t->bucket[b].hash & mask;
 		/* Movable if its home is not in (hole, b], cyclically. */
 		if (((b - home) & mask) >= ((b - hole) & mask)) {
 			t->bucket[hole] = t->bucket[b];
 			hole = b;
 		}
 	}
-	t->bucket[hole] = 0;
+	t->bucket[hole] = (struct str_bucket){ 0, 0 };
 }
 
 void str_table_remove(struct str_table *t, uint32_t index)
@@ -188,7 +198,7 @@ void str_table_remove(struct str_table *t, uint32_t index)
 	struct str_entry *e = &t->entry[index];
 	uint32_t b = (uint32_t)e->hash & t->mask;
 
-	while (t->bucket[b] != index + 1)
+	while (t->bucket[b].index1 != index + 1)
 		b = (b + 1) & t->mask;
 	unlink_bucket(t, b);
 	if (e->len > STR_TABLE_INLINE)

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Keys up to this long live in the entry; longer ones are allocated. */
 #define STR_TABLE_INLINE 22
@@ -29,8 +30,15 @@ struct str_entry {
 	} key;
 };
 
+/* A bucket holds the low half of its string's hash beside the index, so
+ * a probe, a removal's backward shift and a doubling read no entry. */
+struct str_bucket {
+	uint32_t hash;
+	uint32_t index1;         /* 1 + index, 0 empty */
+};
+
 struct str_table {
-	uint32_t *bucket;        /* [mask + 1]: 1 + index, 0 empty */
+	struct str_bucket *bucket; /* [mask + 1] */
 	uint32_t mask;
 	uint32_t count;          /* strings held */
 	struct str_entry *entry; /* [limit] */
@@ -47,10 +55,40 @@ void str_table_release(struct str_table *t);
 int64_t str_table_find(const struct str_table *t, const char *key, size_t len);
 /* Add `key`, which must not be held: 0 with its index, or -ENOMEM. */
 int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *index);
+/* The same with the key's hash given: a find and then an add of one key
+ * hash it once. */
+uint64_t str_table_hash(const char *key, size_t len);
+int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
+			      uint64_t hash);
+int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
+			 uint32_t *index);
 /* Forget the string at `index` (held); the index goes back for reuse. */
 void str_table_remove(struct str_table *t, uint32_t index);
 /* The string at a held `index`, NUL-terminated. */
 const char *str_table_key(const struct str_table *t, uint32_t index);
+
+/* memcmp(a, b, len) == 0, for 4 to 16 bytes without a call: the first and
+ * the last word of each, overlapping as the hash's loads do. A find
+ * compares bytes only when the hashes agree, so this is what tells two
+ * keys apart when their hashes collide. */
+static inline bool str_table_same_bytes(const char *a, const char *b, size_t len)
+{
+	if (len >= 8 && len <= 16) {
+		uint64_t a0, a1, b0, b1;
+
+		memcpy(&a0, a, 8), memcpy(&a1, a + len - 8, 8);
+		memcpy(&b0, b, 8), memcpy(&b1, b + len - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	if (len >= 4 && len < 8) {
+		uint32_t a0, a1, b0, b1;
+
+		memcpy(&a0, a, 4), memcpy(&a1, a + len - 4, 4);
+		memcpy(&b0, b, 4), memcpy(&b1, b + len - 4, 4);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	return memcmp(a, b, len) == 0;
+}
 
 static inline bool str_table_held(const struct str_table *t, uint32_t index)
 {

@@ -65,14 +65,15 @@ static int fast_alloc(struct parser *p, const char *id, const char *end)
 
 	if (n == 0 || id + n == end || id[n] != ' ' || !plain_size(id + n + 1, end, &size))
 		return 0;
-	int64_t i = wl_ids_find_len(&p->ids, id, n);
+	uint64_t hash = str_table_hash(id, n);
+	int64_t i = wl_ids_find_hashed(&p->ids, id, n, hash);
 	if ((i >= 0 && p->ids.st[i].live) || !room(p))
 		return 0;
 	struct wl_event *ev = wl_parse_event(p, WL_ALLOC);
 	if (!ev)
 		return -ENOMEM;
 	if (i < 0) {
-		int rc = wl_ids_add_len(p, &p->ids, id, n, &slot);
+		int rc = wl_ids_add_hashed(p, &p->ids, id, n, hash, &slot);
 		if (rc)
 			return rc;
 		i = slot;
@@ -89,7 +90,7 @@ static int fast_free(struct parser *p, const char *id, const char *end)
 
 	if (n == 0 || id + n != end)
 		return 0;
-	int64_t i = wl_ids_find_len(&p->ids, id, n);
+	int64_t i = wl_ids_find_hashed(&p->ids, id, n, str_table_hash(id, n));
 	if (i < 0 || !p->ids.st[i].live || !room(p))
 		return 0;
 	struct wl_event *ev = wl_parse_event(p, WL_FREE);

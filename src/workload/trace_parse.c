@@ -577,7 +577,8 @@ struct wl_event *wl_parse_event(struct parser *p, enum wl_op op)
 {
 	struct wl_trace *t = p->t;
 
-	if (wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024))
+	if (t->nevents == p->cap &&
+	    wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024))
 		return NULL;
 	struct wl_event *ev = &t->events[t->nevents];
 	memset(ev, 0, sizeof(*ev));

@@ -39,24 +39,27 @@ int64_t wl_ids_find(const struct id_space *s, const char *key)
 	return str_table_find(&s->names, key, strlen(key));
 }
 
-int64_t wl_ids_find_len(const struct id_space *s, const char *key, size_t len)
+int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len,
+			   uint64_t hash)
 {
-	return str_table_find(&s->names, key, len);
+	return str_table_find_hashed(&s->names, key, len, hash);
 }
 
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index)
 {
-	return wl_ids_add_len(p, s, key, strlen(key), index);
+	size_t len = strlen(key);
+
+	return wl_ids_add_hashed(p, s, key, len, str_table_hash(key, len), index);
 }
 
-int wl_ids_add_len(struct parser *p, struct id_space *s, const char *key, size_t len,
-		   uint32_t *index)
+int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, size_t len,
+		      uint64_t hash, uint32_t *index)
 {
 	int rc;
 
 	if (s->names.count == UINT32_MAX - 2)
 		return wl_parse_bad(p, "too many %s", s == &p->pins ? "pinned ids" : "ids");
-	if ((rc = str_table_add(&s->names, key, len, index)) != 0)
+	if ((rc = str_table_add_hashed(&s->names, key, len, hash, index)) != 0)
 		return rc;
 	if (s->names.limit > s->st_cap) {
 		uint32_t cap = s->st_cap ? 2 * s->st_cap : 64;

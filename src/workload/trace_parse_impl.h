@@ -153,11 +153,13 @@ void wl_ids_init(struct id_space *s, const char *make, const char *end, bool for
 void wl_ids_release(struct id_space *s);
 /* The index of `key`, or -1 if it is not known (never seen, or forgotten). */
 int64_t wl_ids_find(const struct id_space *s, const char *key);
-int64_t wl_ids_find_len(const struct id_space *s, const char *key, size_t len);
+/* The same for `len` bytes with their str_table_hash. */
+int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len,
+			   uint64_t hash);
 /* A new ID: 0 with its index (its state zeroed), or an error. */
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
-int wl_ids_add_len(struct parser *p, struct id_space *s, const char *key, size_t len,
-		   uint32_t *index);
+int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, size_t len,
+		      uint64_t hash, uint32_t *index);
 /* The ID at `index` is dead now (freed, completed or unpinned). */
 void wl_ids_died(struct id_space *s, uint32_t index);
 void wl_ids_loop_start(struct id_space *s);
