@@ -282,20 +282,22 @@ static int line_max_device(const char *s, size_t len)
 	return max;
 }
 
-/* The lines of [s, end) that have "device=": their highest device. Looked
- * for by their '=' (memchr's pace; most lines have none), then the word. */
-static int region_max_device(const char *s, const char *end)
+/* The lines of [base, end) that have "device=": their highest device.
+ * Looked for by their '=' (memchr's pace; most lines have none), then the
+ * word, then the whole line: an option before it ("stream=1 device=2")
+ * has moved s past the line's start. */
+static int region_max_device(const char *base, const char *end)
 {
-	const char *eq, *from, *to;
+	const char *s = base, *eq, *from, *to;
 	int max = 0;
 
 	while ((eq = memchr(s, '=', (size_t)(end - s))) != NULL) {
-		if (eq - s < 6 || memcmp(eq - 6, "device", 6) != 0) {
+		if (eq - base < 6 || memcmp(eq - 6, "device", 6) != 0) {
 			s = eq + 1;
 			continue;
 		}
-		from = memrchr(s, '\n', (size_t)(eq - s));
-		from = from ? from + 1 : s;
+		from = memrchr(base, '\n', (size_t)(eq - base));
+		from = from ? from + 1 : base;
 		to = memchr(eq, '\n', (size_t)(end - eq));
 		to = to ? to : end;
 		int d = line_max_device(from, (size_t)(to - from));

@@ -1,7 +1,9 @@
 /*
  * test_trace_stream.c - a trace read a chunk at a time while the caller
  * replays the last one: the chunks come in order, whole, with the stream
- * numbers seen so far, and a bad line is the error of its chunk.
+ * numbers seen so far, and a bad line is the error of its chunk. Before
+ * the first chunk runs, the file is looked through for the highest
+ * device its lines name.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -115,12 +117,50 @@ static void a_stream_closed_early_stops_reading(void **state)
 	unlink(path);
 }
 
+/* The highest device=D of a trace whose last line is `tail`. */
+static int scanned_max_device(const char *tail)
+{
+	char err[WL_ERRLEN];
+	struct wl_trace_stream *s;
+	char *path = write_trace(100000, tail);
+	int max = -1;
+
+	assert_int_equal(wl_trace_stream_open(path, &s, err, sizeof(err)), 0);
+	assert_int_equal(wl_trace_stream_max_device(s, &max), 0);
+	wl_trace_stream_close(s);
+	unlink(path);
+	return max;
+}
+
+static void the_scan_finds_a_device_far_past_the_first_chunk(void **state)
+{
+	(void)state;
+	assert_int_equal(scanned_max_device("alloc x 512 device=3\nfree x\n"), 3);
+	assert_int_equal(scanned_max_device(""), 0);
+}
+
+static void the_scan_finds_a_device_named_after_another_option(void **state)
+{
+	(void)state;
+	assert_int_equal(scanned_max_device("alloc x 512 stream=7 device=5\nfree x\n"), 5);
+}
+
+/* An ID or a name is the first field, never an option. */
+static void the_scan_takes_no_id_for_a_device_option(void **state)
+{
+	(void)state;
+	assert_int_equal(scanned_max_device("alloc device=9 512\nfree device=9\n"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(chunks_come_in_order_whole_with_their_streams),
 		cmocka_unit_test(a_bad_line_is_the_error_of_its_chunk),
 		cmocka_unit_test(a_stream_closed_early_stops_reading),
+		cmocka_unit_test(the_scan_finds_a_device_far_past_the_first_chunk),
+		cmocka_unit_test(the_scan_finds_a_device_named_after_another_option),
+		cmocka_unit_test(the_scan_takes_no_id_for_a_device_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
