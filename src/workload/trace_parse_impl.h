@@ -147,6 +147,8 @@ void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev);
  * leave it to the general parser, nothing changed; or -ENOMEM.
  */
 int wl_parse_fast(struct parser *p, const char *line, size_t len);
+/* Orders the cache-bypassing stores of wl_parse_fast before a chunk is handed over. */
+void wl_parse_fence(void);
 
 /* ID namespaces (trace_parse_ids.c). */
 void wl_ids_init(struct id_space *s, const char *make, const char *end, bool forgetting);

@@ -100,6 +100,7 @@ static bool hand_over(struct wl_trace_stream *s, int rc, bool ended)
 		pthread_cond_wait(&s->moved, &s->lock);
 	bool go = !s->stop;
 	if (go) {
+		wl_parse_fence();
 		if (rc == 0 && (rc = fill_slot(s)) != 0)
 			snprintf(s->parse_err, sizeof(s->parse_err), "%s: %s", s->p.name,
 				 strerror(-rc));
