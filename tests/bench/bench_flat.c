@@ -7,7 +7,7 @@
  * cannot merge), then time alloc+free pairs that hit the cache: 4 KiB from
  * the small pool and 2 MiB from the large pool (each with 512 bytes more
  * every second pair, so that no pair repeats the one before). Both the pointer map (K
- * live entries) and the free-block trees (about K entries) are at their
+ * live entries) and the free-block bins (about K entries) are at their
  * full size while the pairs run. The three allocators share one device.
  * glibc, jemalloc and mimalloc (bench_baseline.h) get the same blocks and
  * the same pairs, in the same rounds. Target: 100k costs at most 1.2x of
@@ -92,8 +92,8 @@ static int fill(struct subject *s, size_t k, char *err, size_t errlen)
 /*
  * Pairs of `size` and of 512 bytes more in turn: the allocator takes the
  * block of a pair that repeats the one before straight back without the
- * free-block trees (device_allocator.c, "The last hit, again"), and these
- * pairs are to measure the trees.
+ * free-block bins (device_allocator.c, "The last hit, again"), and these
+ * pairs are to measure the bins.
  */
 static int time_pairs(struct subject *s, size_t k, size_t size, double *ns_per_pair,
 		      char *err, size_t errlen)
