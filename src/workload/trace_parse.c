@@ -663,9 +663,14 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		if ((ev = wl_parse_event(p, commands[i].op)) == NULL)
 			return -ENOMEM;
 		rc = commands[i].parse(p, f, nf, ev);
-		if (rc == 0)
-			p->t->nevents++;
-		return rc;
+		if (rc != 0)
+			return rc;
+		/* Only these lines name a device: the fast ones are on device 0
+		 * or free an ID whose alloc came here. */
+		if (ev->device > p->t->max_device)
+			p->t->max_device = ev->device;
+		p->t->nevents++;
+		return 0;
 	}
 	return wl_parse_bad(p, "unknown command '%s'", f[0]);
 }
@@ -729,9 +734,6 @@ int wl_parse_some(struct parser *p, size_t max, bool *ended)
 	t->npins = p->pins.names.limit;
 	if (rc == 0 && *ended)
 		rc = check_loop(p);
-	for (size_t i = 0; rc == 0 && i < t->nevents; i++)
-		if (t->events[i].device > t->max_device)
-			t->max_device = t->events[i].device;
 	return wl_parse_error(p, rc);
 }
 
