@@ -215,14 +215,34 @@ struct npa_block *npa_pool_prev_in_stream(const struct npa_pool *pool,
 struct npa_block *npa_pool_next_in_stream(const struct npa_pool *pool,
 					  const struct npa_block *b);
 
-/* A stream's bins; it has them while the pool holds a segment of it. */
+/* Where `stream` is or would go in the pool's streams, by address: a
+ * binary search, as a pool may have a great many streams. */
+static inline size_t npa_pool_stream_index(const struct npa_pool *pool, aclrtStream stream)
+{
+	size_t lo = 0, hi = pool->nstreams;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)pool->streams[mid]->stream < (uintptr_t)stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A stream's bins; it has them while the pool holds a segment of it. The
+ * first stream is tried first: most pools have one. */
 static inline struct npa_stream_bins *npa_pool_bins(const struct npa_pool *pool,
 						     aclrtStream stream)
 {
-	for (size_t i = 0; i < pool->nstreams; i++)
-		if (pool->streams[i]->stream == stream)
-			return pool->streams[i];
-	return NULL;
+	if (pool->nstreams == 0)
+		return NULL;
+	if (pool->streams[0]->stream == stream)
+		return pool->streams[0];
+	size_t i = npa_pool_stream_index(pool, stream);
+	return i < pool->nstreams && pool->streams[i]->stream == stream ? pool->streams[i] : NULL;
 }
 
 static inline struct npa_block *npa_bin_first(const struct npa_bin_tree *t)

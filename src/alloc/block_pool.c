@@ -59,19 +59,9 @@ void npa_pool_fini(struct npa_pool *pool)
 	pool->nstreams = 0;
 }
 
-/* Where `stream` is or would go in the pool's streams, by address. */
-static size_t stream_index(const struct npa_pool *pool, aclrtStream stream)
-{
-	size_t i = 0;
-
-	while (i < pool->nstreams && (uintptr_t)pool->streams[i]->stream < (uintptr_t)stream)
-		i++;
-	return i;
-}
-
 int npa_pool_hold(struct npa_pool *pool, aclrtStream stream)
 {
-	size_t i = stream_index(pool, stream);
+	size_t i = npa_pool_stream_index(pool, stream);
 
 	if (i < pool->nstreams && pool->streams[i]->stream == stream) {
 		pool->streams[i]->segments++;
@@ -95,7 +85,7 @@ int npa_pool_hold(struct npa_pool *pool, aclrtStream stream)
 
 void npa_pool_drop(struct npa_pool *pool, aclrtStream stream)
 {
-	size_t i = stream_index(pool, stream);
+	size_t i = npa_pool_stream_index(pool, stream);
 
 	if (i == pool->nstreams || pool->streams[i]->stream != stream ||
 	    --pool->streams[i]->segments > 0)
@@ -226,7 +216,7 @@ struct npa_block *npa_pool_next(const struct npa_pool *pool, const struct npa_bl
 {
 	struct npa_block *next = npa_pool_next_in_stream(pool, b);
 
-	for (size_t i = stream_index(pool, b->stream) + 1; next == NULL && i < pool->nstreams; i++)
+	for (size_t i = npa_pool_stream_index(pool, b->stream) + 1; next == NULL && i < pool->nstreams; i++)
 		next = first_from(pool->streams[i], 0);
 	return next;
 }

@@ -286,6 +286,42 @@ static void a_streams_bins_come_with_its_first_segment_and_go_with_its_last(void
 	fx_stop(a);
 }
 
+#define NSTREAMS 40
+
+/* Each of many streams finds its own block: the pool's streams are kept
+ * in address order and searched, not scanned. */
+static void each_of_many_streams_takes_back_its_own_block(void **state)
+{
+	const struct npa_flavor *f = FLAVOR(state);
+	struct npa *a = fx_start_device_segments(f, 1 * GiB, NULL);
+	aclrtStream s[NSTREAMS];
+	void *p[NSTREAMS], *sep[NSTREAMS];
+
+	for (int i = 0; i < NSTREAMS; i++) {
+		assert_int_equal(aclrtCreateStream(&s[i]), ACL_SUCCESS);
+		p[i] = fx_malloc(a, req(f, 4096), s[i]);
+		sep[i] = fx_malloc(a, req(f, 512), s[i]);
+	}
+	for (int i = 0; i < NSTREAMS; i++)
+		fx_free(a, p[i]);
+	assert_int_equal(small_pool_streams(a), NSTREAMS);
+	fx_check(a);
+	for (int i = NSTREAMS - 1; i >= 0; i--)
+		assert_ptr_equal(fx_malloc(a, req(f, 4096), s[i]), p[i]);
+	fx_check(a);
+	for (int i = 0; i < NSTREAMS; i++) {
+		fx_free(a, p[i]);
+		fx_free(a, sep[i]);
+	}
+	for (int i = 0; i < NSTREAMS; i++)
+		assert_int_equal(aclrtSynchronizeStream(s[i]), ACL_SUCCESS);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(small_pool_streams(a), 0);
+	for (int i = 0; i < NSTREAMS; i++)
+		assert_int_equal(aclrtDestroyStream(s[i]), ACL_SUCCESS);
+	fx_stop(a);
+}
+
 /* calloc of a stream's bins fails while this is set (see main). */
 static bool fail_bins;
 
@@ -336,6 +372,7 @@ int main(void)
 		BOTH_FLAVORS(a_split_remainder_in_front_of_a_size_comes_first),
 		BOTH_FLAVORS(a_request_inside_a_bin_of_sizes_takes_the_first_block_large_enough),
 		BOTH_FLAVORS(a_streams_bins_come_with_its_first_segment_and_go_with_its_last),
+		BOTH_FLAVORS(each_of_many_streams_takes_back_its_own_block),
 		BOTH_FLAVORS(a_segment_whose_bins_cannot_be_made_is_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
