@@ -187,9 +187,6 @@ static inline void npa_block_put(struct npa_block_cache *c, struct npa_block *b)
 
 void npa_block_cache_drain(struct npa_block_cache *c);
 
-/* The largest small-pool request (kSmallSize); a larger small block is never an exact fit. */
-#define NPA_POOL_SMALL_REQUEST_MAX ((size_t)1 << 20)
-
 void npa_pool_init(struct npa_pool *pool, bool is_small);
 void npa_pool_fini(struct npa_pool *pool);
 /* A segment of `stream` joins the pool (its bins are made with the first:
