@@ -101,6 +101,11 @@ void wl_ids_died(struct id_space *s, uint32_t index)
 	}
 	if (s->ring_n == WL_FREED_KEPT) {
 		uint32_t old = s->ring[s->ring_head];
+		/* The next death's turn comes at the next free: its state and
+		 * its name, WL_FREED_KEPT deaths old, are fetched meanwhile. */
+		uint32_t next = s->ring[(s->ring_head + 1) % WL_FREED_KEPT];
+		__builtin_prefetch(&s->st[next]);
+		__builtin_prefetch(&s->names.entry[next]);
 		if (forgettable(s, old, s->ring_died[s->ring_head])) {
 			str_table_remove(&s->names, old);
 			s->forgot = true;
