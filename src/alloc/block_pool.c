@@ -7,14 +7,11 @@
 
 #include "block.h"
 
-/* Upstream's BlockComparatorSize within one stream: size, then address. */
 static int npa_bin_cmp(const struct npa_block *a, const struct npa_block *b)
 {
-	uintptr_t pa = (uintptr_t)a->ptr, pb = (uintptr_t)b->ptr;
-
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return pa < pb ? -1 : pa > pb;
+	if (npa_bin_key_before(a->size, a->ptr, b->size, b->ptr))
+		return -1;
+	return npa_bin_key_before(b->size, b->ptr, a->size, a->ptr);
 }
 
 static int npa_segment_cmp(const struct npa_segment *a, const struct npa_segment *b)
@@ -110,7 +107,7 @@ static void bin_insert(struct npa_bin_tree *t, struct npa_block *b)
 
 	while (at != NULL) {
 		parent = at;
-		left = size != at->size ? size < at->size : ptr < at->ptr;
+		left = npa_bin_key_before(size, ptr, at->size, at->ptr);
 		at = left ? RB_LEFT(at, node) : RB_RIGHT(at, node);
 	}
 	RB_SET(b, parent, node);
@@ -154,7 +151,7 @@ void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr, size_
 	if (npa_bin_of(size) == npa_bin_of(b->size)) {
 		const struct npa_block *prev = RB_PREV(npa_bin_tree, NULL, b);
 
-		if (prev == NULL || prev->size < size || (prev->size == size && prev->ptr < ptr)) {
+		if (prev == NULL || npa_bin_key_before(prev->size, prev->ptr, size, ptr)) {
 			b->ptr = ptr;
 			b->size = size;
 			b->gc_base = pool->gc_calls;

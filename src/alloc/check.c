@@ -148,14 +148,6 @@ static int check_segments(const struct npa_device *dev, struct tally *t, char *e
 	return 0;
 }
 
-/* Strictly before in a bin's order (size, address)? */
-static bool sorts_before(const struct npa_block *a, const struct npa_block *b)
-{
-	if (a->size != b->size)
-		return a->size < b->size;
-	return a->ptr < b->ptr;
-}
-
 /* Segments of `stream` in `pool`: its bins count them, and go with the last. */
 static size_t segments_of(const struct npa_device *dev, const struct npa_pool *pool,
 			  aclrtStream stream)
@@ -187,7 +179,7 @@ static int check_bin(const struct npa_pool *pool, const struct npa_stream_bins *
 			return npa_broken(err, errlen, "block %p of %zu bytes is in bin %u of "
 					  "stream %p", (void *)b->ptr, b->size, i, sb->stream);
 		/* Blocks whose key changed in place must still be in order. */
-		if (prev != NULL && !sorts_before(prev, b))
+		if (prev != NULL && !npa_bin_key_before(prev->size, prev->ptr, b->size, b->ptr))
 			return npa_broken(err, errlen, "pool holds block %p after %p out of order",
 					  (void *)b->ptr, (void *)prev->ptr);
 		prev = b;

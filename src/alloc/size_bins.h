@@ -20,8 +20,9 @@
 #ifndef NPA_SIZE_BINS_H
 #define NPA_SIZE_BINS_H
 
-#include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <bsd/sys/tree.h>
 
@@ -44,6 +45,14 @@ struct npa_stream_bins {
 	uint64_t map[NPA_BIN_WORDS]; /* bit i: bin[i] holds blocks */
 	struct npa_bin_tree bin[NPA_BINS];
 };
+
+/* Whether key (size_a, ptr_a) sorts strictly before (size_b, ptr_b) in a
+ * bin: upstream's BlockComparatorSize within one stream. */
+static inline bool npa_bin_key_before(size_t size_a, const char *ptr_a, size_t size_b,
+				      const char *ptr_b)
+{
+	return size_a != size_b ? size_a < size_b : ptr_a < ptr_b;
+}
 
 /* The bin of a block of `size` bytes; larger sizes never have a smaller bin. */
 static inline unsigned npa_bin_of(size_t size)

@@ -92,16 +92,6 @@ void wl_parse_fence(void)
 #endif
 }
 
-/* Room in the chunk's array for one more event. */
-static int room_for_event(struct parser *p)
-{
-	struct wl_trace *t = p->t;
-
-	if (t->nevents < p->cap)
-		return 0;
-	return wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024);
-}
-
 static int fast_alloc(struct parser *p, const char *id, const char *end)
 {
 	size_t n = id_length(id, end);
@@ -114,7 +104,7 @@ static int fast_alloc(struct parser *p, const char *id, const char *end)
 	int64_t i = wl_ids_find_hashed(&p->ids, id, n, hash);
 	if ((i >= 0 && p->ids.st[i].live) || !room(p))
 		return 0;
-	if (room_for_event(p) != 0)
+	if (wl_parse_room(p) != 0)
 		return -ENOMEM;
 	if (i < 0) {
 		int rc = wl_ids_add_hashed(p, &p->ids, id, n, hash, &slot);
@@ -137,7 +127,7 @@ static int fast_free(struct parser *p, const char *id, const char *end)
 	int64_t i = wl_ids_find_hashed(&p->ids, id, n, str_table_hash(id, n));
 	if (i < 0 || !p->ids.st[i].live || !room(p))
 		return 0;
-	if (room_for_event(p) != 0)
+	if (wl_parse_room(p) != 0)
 		return -ENOMEM;
 	struct wl_event ev = { .op = WL_FREE, .line = p->line };
 	wl_parse_id_freed(p, (uint32_t)i, &ev);

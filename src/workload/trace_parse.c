@@ -577,8 +577,7 @@ struct wl_event *wl_parse_event(struct parser *p, enum wl_op op)
 {
 	struct wl_trace *t = p->t;
 
-	if (t->nevents == p->cap &&
-	    wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024))
+	if (wl_parse_room(p) != 0)
 		return NULL;
 	struct wl_event *ev = &t->events[t->nevents];
 	memset(ev, 0, sizeof(*ev));

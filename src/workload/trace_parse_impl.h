@@ -120,6 +120,15 @@ int wl_parse_bad(struct parser *p, const char *fmt, ...);
 /* Room for one more of `elem` bytes in *array (used of *cap taken): doubled
  * when full, `first` at first; -ENOMEM leaves it as it was. */
 int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t first);
+/* Room in the chunk's array for one more event: 0, or -ENOMEM. */
+static inline int wl_parse_room(struct parser *p)
+{
+	struct wl_trace *t = p->t;
+
+	if (t->nevents < p->cap)
+		return 0;
+	return wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024);
+}
 /* "CMD ID SIZE [stream=S] [device=D]" (alloc, pin): the fields counted,
  * the size into ev->size, the stream's index into ev->stream. */
 int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
