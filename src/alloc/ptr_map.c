@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/mem_populate.h"
 #include "ptr_map.h"
 
 #define NPA_PTR_MAP_MIN_SLOTS 64
@@ -14,6 +15,7 @@ static int alloc_table(struct npa_ptr_map *m, size_t slots)
 
 	if (s == NULL)
 		return -ENOMEM;
+	mem_populate(s, slots * sizeof(*s));
 	m->slot = s;
 	m->mask = slots - 1;
 	m->shift = (unsigned)(64 - __builtin_ctzll((unsigned long long)slots));

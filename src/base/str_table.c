@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_populate.h"
 #include "str_table.h"
 
 #define MIN_BUCKETS 64
@@ -111,6 +112,7 @@ static int grow_buckets(struct str_table *t)
 	bucket = calloc(n, sizeof(*bucket));
 	if (bucket == NULL)
 		return -ENOMEM;
+	mem_populate(bucket, n * sizeof(*bucket));
 	for (uint32_t b = 0; t->bucket != NULL && b <= t->mask; b++)
 		if (t->bucket[b].index1 != 0)
 			place(bucket, n - 1, t->bucket[b].hash, t->bucket[b].index1);
@@ -131,8 +133,9 @@ static int take_index(struct str_table *t, uint32_t *index)
 		return -ENOMEM;
 	if (t->limit == t->entry_cap) {
 		uint32_t cap = t->entry_cap ? 2 * t->entry_cap : MIN_BUCKETS;
-		struct str_entry *e = realloc(t->entry, (size_t)cap * sizeof(*e));
-		if (e == NULL)
+		void *e = t->entry;
+		if (mem_grow(&e, (size_t)t->entry_cap * sizeof(*t->entry),
+			     (size_t)cap * sizeof(*t->entry)) != 0)
 			return -ENOMEM;
 		t->entry = e;
 		t->entry_cap = cap;

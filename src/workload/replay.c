@@ -12,6 +12,7 @@
 
 #include <acl/acl_rt.h>
 #include <npumemfs/npusim.h>
+#include "base/mem_populate.h"
 #include "replay_impl.h"
 
 /* How many events run between two looks at the stop flag. */
@@ -91,11 +92,10 @@ int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size)
 	n = need > 2 * n ? need : 2 * n;
 	if (n == 0)
 		n = 1;
-	grown = realloc(*arr, (size_t)n * size);
-	if (grown == NULL)
+	if (mem_grow(a, (size_t)*cap * size, (size_t)n * size) != 0)
 		return -ENOMEM;
+	grown = *arr;
 	memset(grown + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
-	*arr = grown;
 	*cap = n;
 	return 0;
 }

@@ -98,10 +98,8 @@ int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t fi
 	if (used < *cap)
 		return 0;
 	size_t n = *cap ? 2 * *cap : first;
-	void *grown = realloc(*array, n * elem);
-	if (grown == NULL)
+	if (mem_grow(array, used * elem, n * elem) != 0)
 		return -ENOMEM;
-	*array = grown;
 	*cap = n;
 	return 0;
 }

@@ -63,8 +63,9 @@ int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, siz
 		return rc;
 	if (s->names.limit > s->st_cap) {
 		uint32_t cap = s->st_cap ? 2 * s->st_cap : 64;
-		struct id_state *st = realloc(s->st, (size_t)cap * sizeof(*st));
-		if (st == NULL) {
+		void *st = s->st;
+		if (mem_grow(&st, (size_t)s->st_cap * sizeof(*s->st),
+			     (size_t)cap * sizeof(*s->st)) != 0) {
 			str_table_remove(&s->names, *index);
 			return -ENOMEM;
 		}

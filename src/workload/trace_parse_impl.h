@@ -11,6 +11,7 @@
 
 #include <uthash.h>
 
+#include "base/mem_populate.h"
 #include "base/str_table.h"
 #include "replay.h"
 #include "trace_lines.h"

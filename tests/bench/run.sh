@@ -17,7 +17,8 @@ echo "build: $build (CMAKE_BUILD_TYPE=${type:-?}; figures are meant for Release)
 echo "machine: $(nproc) cores, $(uname -m), $(ldd --version 2>/dev/null | sed -n '1s/.* //p' | sed 's/^/glibc /')"
 echo
 
-for b in bench_alloc bench_flat bench_replay bench_frag bench_host bench_readers bench_plugin; do
+for b in bench_alloc bench_flat bench_replay bench_frag bench_host bench_readers bench_plugin \
+	bench_faults; do
 	if [ -x "$bin/$b" ]; then
 		"$bin/$b" || status=1
 	else

@@ -1,0 +1,145 @@
+/*
+ * test_mem_populate.c - pages made present in one call: the whole pages
+ * of a range become resident, the bytes around them are left as they
+ * were, and an array grown keeps what it held.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/mem_populate.h"
+
+enum { PAGES = 64 };
+
+static size_t resident_pages(void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+	unsigned char vec[PAGES];
+
+	assert_int_equal(mincore(p, len, vec), 0);
+	for (size_t i = 0; i < len / page; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* Fresh anonymous pages are not resident until touched; populated, they
+ * all are, with no touch. */
+static void populated_pages_are_resident_untouched(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = PAGES * page;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(resident_pages(p, len), 0);
+	mem_populate(p, len);
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(p, page, MADV_POPULATE_WRITE) != 0) {
+		munmap(p, len);
+		skip(); /* the kernel predates MADV_POPULATE_WRITE */
+	}
+#endif
+	assert_int_equal(resident_pages(p, len), PAGES);
+	munmap(p, len);
+}
+
+/* A range that starts and ends inside pages: only the whole pages in it
+ * are populated, and no byte anywhere changes. */
+static void populating_changes_no_byte(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = PAGES * page;
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	for (size_t i = 0; i < len; i += 7)
+		p[i] = (unsigned char)(i * 31 + 1);
+	mem_populate(p + 100, len - 200);
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal(p[i], i % 7 ? 0 : (unsigned char)(i * 31 + 1));
+	munmap(p, len);
+}
+
+static void a_grown_array_keeps_its_bytes(void **state)
+{
+	void *a = NULL;
+	size_t used = 0;
+
+	(void)state;
+	for (size_t bytes = 16; bytes <= (size_t)1 << 22; bytes *= 2) {
+		assert_int_equal(mem_grow(&a, used, bytes), 0);
+		for (size_t i = 0; i < used; i++)
+			assert_int_equal(((unsigned char *)a)[i], (unsigned char)(i % 251));
+		for (size_t i = used; i < bytes; i++)
+			((unsigned char *)a)[i] = (unsigned char)(i % 251);
+		used = bytes;
+	}
+	free(a);
+}
+
+/* The new part of a grown array is resident before it is written. */
+static void a_grown_arrays_new_pages_are_resident(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *a = NULL;
+
+	(void)state;
+	assert_int_equal(mem_grow(&a, 0, PAGES * page), 0);
+	char *first = (char *)(((uintptr_t)a + page - 1) & ~(uintptr_t)(page - 1));
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(first, page, MADV_POPULATE_WRITE) != 0) {
+		free(a);
+		skip(); /* the kernel predates MADV_POPULATE_WRITE */
+	}
+#endif
+	assert_int_equal(resident_pages(first, (PAGES - 1) * page), PAGES - 1);
+	free(a);
+}
+
+/* realloc is wrapped (CMakeLists.txt) to refuse while this is set. */
+static bool refuse_realloc;
+
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size)
+{
+	return refuse_realloc ? NULL : __real_realloc(p, size);
+}
+
+static void a_growth_that_cannot_be_made_leaves_the_array(void **state)
+{
+	void *a = malloc(64), *was = a;
+
+	(void)state;
+	memset(a, 7, 64);
+	refuse_realloc = true;
+	int rc = mem_grow(&a, 64, 1 << 20);
+	refuse_realloc = false;
+	assert_int_equal(rc, -ENOMEM);
+	assert_ptr_equal(a, was);
+	assert_int_equal(((unsigned char *)a)[63], 7);
+	free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(populated_pages_are_resident_untouched),
+		cmocka_unit_test(populating_changes_no_byte),
+		cmocka_unit_test(a_grown_array_keeps_its_bytes),
+		cmocka_unit_test(a_grown_arrays_new_pages_are_resident),
+		cmocka_unit_test(a_growth_that_cannot_be_made_leaves_the_array),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
