@@ -11,11 +11,10 @@
 
 static int alloc_table(struct npa_ptr_map *m, size_t slots)
 {
-	struct npa_ptr_slot *s = calloc(slots, sizeof(*s));
+	struct npa_ptr_slot *s = mem_zalloc(slots, sizeof(*s));
 
 	if (s == NULL)
 		return -ENOMEM;
-	mem_populate(s, slots * sizeof(*s));
 	m->slot = s;
 	m->mask = slots - 1;
 	m->shift = (unsigned)(64 - __builtin_ctzll((unsigned long long)slots));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,14 +28,31 @@ void mem_populate(void *p, size_t len)
 #endif
 }
 
+void *mem_zalloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	if ((p = malloc(n * size)) != NULL) {
+		mem_populate(p, n * size);
+		memset(p, 0, n * size);
+	}
+	return p;
+}
+
+/* Not realloc: it would copy into fresh pages, a fault each, before the
+ * new part could be populated. */
 int mem_grow(void **array, size_t used, size_t bytes)
 {
-	char *grown = realloc(*array, bytes);
+	char *grown = malloc(bytes);
 
 	if (grown == NULL)
 		return -ENOMEM;
-	if (bytes > used)
-		mem_populate(grown + used, bytes - used);
+	mem_populate(grown, bytes);
+	if (used)
+		memcpy(grown, *array, used < bytes ? used : bytes);
+	free(*array);
 	*array = grown;
 	return 0;
 }

@@ -17,8 +17,12 @@
 /* The whole pages inside [p, p + len) made present and writable. */
 void mem_populate(void *p, size_t len);
 
-/* realloc(*array, bytes) with the bytes past `used` populated: 0, or
- * -ENOMEM with *array as it was. */
+/* calloc(n, size), its pages made present in one call before they are
+ * zeroed (calloc's own zeroing would fault them in one by one). */
+void *mem_zalloc(size_t n, size_t size);
+
+/* *array (its first `used` bytes kept) moved to a new allocation of
+ * `bytes`, populated: 0, or -ENOMEM with *array as it was. */
 int mem_grow(void **array, size_t used, size_t bytes);
 
 #endif /* NPUMEMFS_MEM_POPULATE_H */

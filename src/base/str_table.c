@@ -109,10 +109,9 @@ static int grow_buckets(struct str_table *t)
 
 	if (n == 0)
 		return -ENOMEM;
-	bucket = calloc(n, sizeof(*bucket));
+	bucket = mem_zalloc(n, sizeof(*bucket));
 	if (bucket == NULL)
 		return -ENOMEM;
-	mem_populate(bucket, n * sizeof(*bucket));
 	for (uint32_t b = 0; t->bucket != NULL && b <= t->mask; b++)
 		if (t->bucket[b].index1 != 0)
 			place(bucket, n - 1, t->bucket[b].hash, t->bucket[b].index1);

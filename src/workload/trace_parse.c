@@ -104,6 +104,16 @@ int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t fi
 	return 0;
 }
 
+int wl_parse_reserve(struct parser *p, size_t events)
+{
+	if (p->t->nevents != 0 || events <= p->cap)
+		return 0;
+	if (mem_grow((void **)&p->t->events, 0, events * sizeof(*p->t->events)) != 0)
+		return -ENOMEM;
+	p->cap = events;
+	return 0;
+}
+
 int wl_parse_stream_entry(struct parser *p, long number, struct stream_entry **out)
 {
 	struct wl_trace *t = p->t;

@@ -121,6 +121,9 @@ int wl_parse_bad(struct parser *p, const char *fmt, ...);
 /* Room for one more of `elem` bytes in *array (used of *cap taken): doubled
  * when full, `first` at first; -ENOMEM leaves it as it was. */
 int wl_parse_grow(void **array, size_t *cap, size_t used, size_t elem, size_t first);
+/* Room for `events` events in the chunk's array, empty now, at once
+ * (a chunk of known size grows no further): 0, or -ENOMEM. */
+int wl_parse_reserve(struct parser *p, size_t events);
 /* Room in the chunk's array for one more event: 0, or -ENOMEM. */
 static inline int wl_parse_room(struct parser *p)
 {

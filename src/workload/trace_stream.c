@@ -141,7 +141,8 @@ static void *read_ahead(void *arg)
 	for (; rc == 0 && !ended; max = max < most ? 2 * max : max) {
 		s->p.t->nevents = 0;
 		s->p.t->nops = 0; /* launch_op durations are the chunk's */
-		rc = wl_parse_some(&s->p, max, &ended);
+		rc = wl_parse_reserve(&s->p, max);
+		rc = rc ? wl_parse_error(&s->p, rc) : wl_parse_some(&s->p, max, &ended);
 		if (!hand_over(s, rc, ended))
 			break;
 	}
@@ -323,6 +324,7 @@ int wl_trace_stream_max_device(const struct wl_trace_stream *s, int *out)
 		fclose(f);
 		return -ENOMEM;
 	}
+	mem_populate(buf, BLOCK);
 	/* Whole lines a block at a time; what follows the last newline is
 	 * carried to the next (a line longer than a block is refused anyway). */
 	while ((n = fread(buf + have, 1, BLOCK - have, f)) > 0 || have > 0) {

@@ -1,7 +1,7 @@
 /*
  * test_mem_populate.c - pages made present in one call: the whole pages
  * of a range become resident, the bytes around them are left as they
- * were, and an array grown keeps what it held.
+ * were, an array grown keeps what it held, and zeroed memory is zero.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -107,14 +107,27 @@ static void a_grown_arrays_new_pages_are_resident(void **state)
 	free(a);
 }
 
-/* realloc is wrapped (CMakeLists.txt) to refuse while this is set. */
-static bool refuse_realloc;
-
-void *__real_realloc(void *p, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-void *__wrap_realloc(void *p, size_t size)
+static void zeroed_memory_is_zero_and_an_overflowing_size_is_refused(void **state)
 {
-	return refuse_realloc ? NULL : __real_realloc(p, size);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *z = mem_zalloc(PAGES, page);
+
+	(void)state;
+	assert_non_null(z);
+	for (size_t i = 0; i < PAGES * page; i++)
+		assert_int_equal(z[i], 0);
+	free(z);
+	assert_null(mem_zalloc(SIZE_MAX / 2, 4));
+}
+
+/* malloc is wrapped (CMakeLists.txt) to refuse while this is set. */
+static bool refuse_malloc;
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_malloc(size_t size)
+{
+	return refuse_malloc ? NULL : __real_malloc(size);
 }
 
 static void a_growth_that_cannot_be_made_leaves_the_array(void **state)
@@ -123,9 +136,9 @@ static void a_growth_that_cannot_be_made_leaves_the_array(void **state)
 
 	(void)state;
 	memset(a, 7, 64);
-	refuse_realloc = true;
+	refuse_malloc = true;
 	int rc = mem_grow(&a, 64, 1 << 20);
-	refuse_realloc = false;
+	refuse_malloc = false;
 	assert_int_equal(rc, -ENOMEM);
 	assert_ptr_equal(a, was);
 	assert_int_equal(((unsigned char *)a)[63], 7);
@@ -139,6 +152,7 @@ int main(void)
 		cmocka_unit_test(populating_changes_no_byte),
 		cmocka_unit_test(a_grown_array_keeps_its_bytes),
 		cmocka_unit_test(a_grown_arrays_new_pages_are_resident),
+		cmocka_unit_test(zeroed_memory_is_zero_and_an_overflowing_size_is_refused),
 		cmocka_unit_test(a_growth_that_cannot_be_made_leaves_the_array),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
