@@ -41,18 +41,32 @@ void *mem_zalloc(size_t n, size_t size)
 	return p;
 }
 
-/* Not realloc: it would copy into fresh pages, a fault each, before the
- * new part could be populated. */
+/*
+ * A small array moves to a populated allocation: realloc would copy it
+ * into fresh pages, a fault each, before the new part could be populated.
+ * A large one is realloc'd (its pages are moved, not copied) and only the
+ * first MEM_POPULATE_MOST bytes of its new part populated: a doubling of
+ * a whole trace's events may never be filled.
+ */
 int mem_grow(void **array, size_t used, size_t bytes)
 {
-	char *grown = malloc(bytes);
+	char *grown;
 
-	if (grown == NULL)
-		return -ENOMEM;
-	mem_populate(grown, bytes);
-	if (used)
-		memcpy(grown, *array, used < bytes ? used : bytes);
-	free(*array);
+	if (used >= MEM_POPULATE_MOST) {
+		if ((grown = realloc(*array, bytes)) == NULL)
+			return -ENOMEM;
+		if (bytes > used)
+			mem_populate(grown + used, bytes - used < MEM_POPULATE_MOST ?
+						   bytes - used : MEM_POPULATE_MOST);
+	} else {
+		if ((grown = malloc(bytes)) == NULL)
+			return -ENOMEM;
+		mem_populate(grown, bytes < used + MEM_POPULATE_MOST ? bytes :
+						used + MEM_POPULATE_MOST);
+		if (used)
+			memcpy(grown, *array, used < bytes ? used : bytes);
+		free(*array);
+	}
 	*array = grown;
 	return 0;
 }

@@ -21,8 +21,12 @@ void mem_populate(void *p, size_t len);
  * zeroed (calloc's own zeroing would fault them in one by one). */
 void *mem_zalloc(size_t n, size_t size);
 
-/* *array (its first `used` bytes kept) moved to a new allocation of
- * `bytes`, populated: 0, or -ENOMEM with *array as it was. */
+/* Past what it held, a grown array has this much populated at most. */
+#define MEM_POPULATE_MOST ((size_t)4 << 20)
+
+/* *array (its first `used` bytes kept) grown to `bytes`, with what it
+ * held and up to MEM_POPULATE_MOST bytes more populated: 0, or -ENOMEM
+ * with *array as it was. */
 int mem_grow(void **array, size_t used, size_t bytes);
 
 #endif /* NPUMEMFS_MEM_POPULATE_H */

@@ -77,7 +77,8 @@ static void a_grown_array_keeps_its_bytes(void **state)
 	size_t used = 0;
 
 	(void)state;
-	for (size_t bytes = 16; bytes <= (size_t)1 << 22; bytes *= 2) {
+	/* Past MEM_POPULATE_MOST held, the array grows another way. */
+	for (size_t bytes = 16; bytes <= 4 * MEM_POPULATE_MOST; bytes *= 2) {
 		assert_int_equal(mem_grow(&a, used, bytes), 0);
 		for (size_t i = 0; i < used; i++)
 			assert_int_equal(((unsigned char *)a)[i], (unsigned char)(i % 251));
@@ -120,6 +121,30 @@ static void zeroed_memory_is_zero_and_an_overflowing_size_is_refused(void **stat
 	assert_null(mem_zalloc(SIZE_MAX / 2, 4));
 }
 
+/* A large array's new part is populated up to MEM_POPULATE_MOST only: a
+ * doubling may never be filled. */
+static void a_large_array_has_only_the_start_of_its_new_part_resident(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), used = 2 * MEM_POPULATE_MOST;
+	size_t bytes = 4 * MEM_POPULATE_MOST, n = bytes / page;
+	unsigned char *vec = malloc(n);
+	void *a = NULL;
+
+	(void)state;
+	assert_int_equal(mem_grow(&a, 0, used), 0);
+	memset(a, 1, used);
+	assert_int_equal(mem_grow(&a, used, bytes), 0);
+	char *first = (char *)(((uintptr_t)a + page - 1) & ~(uintptr_t)(page - 1));
+	assert_int_equal(mincore(first, (n - 1) * page, vec), 0);
+	size_t from = (used + MEM_POPULATE_MOST) / page + 1, resident = 0;
+	for (size_t i = from; i < n - 1; i++)
+		resident += vec[i] & 1;
+	assert_int_equal(resident, 0);
+	assert_int_equal(((unsigned char *)a)[used - 1], 1);
+	free(vec);
+	free(a);
+}
+
 /* malloc is wrapped (CMakeLists.txt) to refuse while this is set. */
 static bool refuse_malloc;
 
@@ -152,6 +177,7 @@ int main(void)
 		cmocka_unit_test(populating_changes_no_byte),
 		cmocka_unit_test(a_grown_array_keeps_its_bytes),
 		cmocka_unit_test(a_grown_arrays_new_pages_are_resident),
+		cmocka_unit_test(a_large_array_has_only_the_start_of_its_new_part_resident),
 		cmocka_unit_test(zeroed_memory_is_zero_and_an_overflowing_size_is_refused),
 		cmocka_unit_test(a_growth_that_cannot_be_made_leaves_the_array),
 	};
