@@ -12,12 +12,17 @@
  *                reader every 10 us)
  *
  * A copy's ns bounds what it can hold the device lock for; it is meant to
- * stay within a pair's. Needs two cores to say anything.
+ * stay within a pair's. Needs two cores to say anything. The allocating
+ * thread keeps one CPU in every round and the reader gets the others:
+ * on a virtual machine two CPUs can differ in speed by twice, and a ratio
+ * of rounds run on different CPUs would say only that.
  */
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -49,6 +54,36 @@ static void *read_stats(void *arg)
 	return NULL;
 }
 
+static int alloc_cpu = -1; /* the allocating thread's CPU, or -1: not pinned */
+
+/* The calling thread stays on the CPU it runs on. */
+static void pin_self(void)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0)
+		alloc_cpu = cpu;
+}
+
+/* The reader runs anywhere but on the allocating thread's CPU. */
+static void pin_reader(pthread_t t)
+{
+	cpu_set_t others;
+
+	if (alloc_cpu < 0)
+		return;
+	CPU_ZERO(&others);
+	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); c++)
+		if (c != alloc_cpu)
+			CPU_SET(c, &others);
+	pthread_setaffinity_np(t, sizeof(others), &others);
+}
+
 /* ns per pair over PAIRS pairs. */
 static double pairs(struct npa *a, char *err, size_t errlen)
 {
@@ -73,6 +108,7 @@ static double pairs_read(struct npa *a, uint64_t gap_ns, double *copy_ns, char *
 	atomic_init(&r.stop, false);
 	if (pthread_create(&t, NULL, read_stats, &r))
 		return -1;
+	pin_reader(t);
 	double ns = pairs(a, err, errlen);
 	atomic_store(&r.stop, true);
 	pthread_join(t, NULL);
@@ -101,6 +137,7 @@ int main(void)
 		fprintf(stderr, "bench_readers: %s\n", err);
 		return 1;
 	}
+	pin_self();
 	pairs(a, err, sizeof(err)); /* warm: every later pair is a cached hit */
 	for (int i = 0; i < ROUNDS; i++) {
 		alone[i] = pairs(a, err, sizeof(err));
@@ -109,6 +146,9 @@ int main(void)
 	}
 	double pa = bench_median(alone, ROUNDS);
 	printf("bench_readers: 4 KiB cached pairs while another thread copies the stats\n");
+	if (alloc_cpu >= 0)
+		printf("(allocating thread on CPU %d in every round, the reader on the others)\n",
+		       alloc_cpu);
 	printf("%-22s%10s%10s%10s%14s\n", "reader", "pair ns", "ratio", "copy ns", "copy / pair");
 	printf("%-22s%10.1f%10s%10s%14s\n", "none", pa, "1.00", "-", "-");
 	for (size_t p = 0; p < NPACES; p++) {

@@ -91,6 +91,23 @@ for name in churn training; do
 	done
 done
 
+# Page faults of one run (minor: fresh pages): each costs about 12 us on
+# some virtual machines (bench_faults), so the reader and the replay make
+# their growing arrays present in one call. Beside a 2-line trace's, the
+# cost of starting a process at all.
+faults() {
+	python3 -c '
+import resource, subprocess, sys
+subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)' "$bin/npumem-replay" --format stats "$1"
+}
+printf 'alloc a 4096\nfree a\n' >"$tmp/tiny.trace"
+tiny=$(faults "$tmp/tiny.trace")
+for name in churn training; do
+	f=$(faults "$tmp/$name.trace")
+	row "$name: page faults / a 2-line trace's" "$f" "$tiny" "$(ratio "$f" "$tiny")" "-" ""
+done
+
 # Memory against length: the same churn through a pipe, 10 M events vs 500 k;
 # peak RSS in KB from the child's rusage.
 rss() {
