@@ -147,20 +147,25 @@ daemon_cpu() {
 # reads the trace, which is not the replay.
 # The replay thread, once started, to its own CPU.
 pin_replay() {
-	local t
+	local t comm
 	[ -n "$REPLAY_CPU" ] || return 0
 	for t in /proc/"$NPID"/task/*; do
-		[ "$(cat "$t/comm" 2>/dev/null)" = npumemfs-replay ] &&
-			taskset -pc "$REPLAY_CPU" "${t##*/}" >/dev/null
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[ "$comm" = npumemfs-replay ] && taskset -pc "$REPLAY_CPU" "${t##*/}" >/dev/null
 	done
 }
+# replay [FILE]: one replay, with 4 readers of FILE from the moment its
+# thread is on its CPU (readers started first would leave this script
+# too little of the other CPUs to pin it before most of the replay ran).
 replay() {
 	local before after
 	echo "$WORK/bench.trace" >"$MNT/workload/replay"
-	pin_replay
 	before=$(daemon_cpu)
+	pin_replay
+	[ -z "${1:-}" ] || readers_on "$1"
 	while grep -q '^state: running$' "$MNT/workload/replay"; do sleep 0.05; done
 	after=$(daemon_cpu)
+	[ -z "${1:-}" ] || readers_off
 	awk -v b="$before" -v a="$after" '
 		/^events: / { split($2, e, "/"); n = e[1] }
 		/^cpu_seconds: / { c = $2 }
@@ -188,12 +193,8 @@ replay >/dev/null # warm the cache: every measured run starts alike
 : >"$WORK/busy"
 for _ in 1 2 3; do
 	replay >>"$WORK/alone"
-	readers_on "$MNT/README"
-	replay >>"$WORK/readme"
-	readers_off
-	readers_on "$MNT/stats/device0"
-	replay >>"$WORK/busy"
-	readers_off
+	replay "$MNT/README" >>"$WORK/readme"
+	replay "$MNT/stats/device0" >>"$WORK/busy"
 done
 # Medians of the three runs; the replay thread's CPU is what the replay
 # itself spent, the daemon's also what serving the readers cost it. The

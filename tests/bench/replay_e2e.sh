@@ -91,31 +91,14 @@ for name in churn training; do
 	done
 done
 
-# Page faults of one run (minor: fresh pages): each costs about 12 us on
-# some virtual machines (bench_faults), so the reader and the replay make
-# their growing arrays present in one call. Beside a 2-line trace's, the
-# cost of starting a process at all.
-faults() {
-	python3 -c '
-import resource, subprocess, sys
-subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)' "$bin/npumem-replay" --format stats "$1"
-}
-printf 'alloc a 4096\nfree a\n' >"$tmp/tiny.trace"
-tiny=$(faults "$tmp/tiny.trace")
-for name in churn training; do
-	f=$(faults "$tmp/$name.trace")
-	row "$name: page faults / a 2-line trace's" "$f" "$tiny" "$(ratio "$f" "$tiny")" "-" ""
-done
-
 # Memory against length: the same churn through a pipe, 10 M events vs 500 k;
-# peak RSS in KB from the child's rusage.
+# peak RSS in KB, from GNU time (a child forked from a large parent, such
+# as python, starts with the parent's resident pages in its peak).
 rss() {
 	"$bin/npumem-gentrace" churn --seed 42 --steps "$1" --live 2000 --max-size 4MiB |
-		python3 -c '
-import resource, subprocess, sys
-subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$bin/npumem-replay" --format stats -
+		/usr/bin/time -f %M -o "$tmp/rss" "$bin/npumem-replay" --format stats - \
+			>/dev/null 2>&1
+	cat "$tmp/rss"
 }
 small=$(rss 500000) big=$(rss 10000000)
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
