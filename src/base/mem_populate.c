@@ -13,10 +13,8 @@
 void mem_populate(void *p, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE
-	static uintptr_t page;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
-	if (page == 0)
-		page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	/* Whole pages only: the pages at either end may hold another
 	 * allocation's bytes, and may not be mapped past it. */
 	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
