@@ -50,6 +50,9 @@ int mem_grow(void **array, size_t used, size_t bytes)
 {
 	char *grown;
 
+	/* A size that wrapped around, never a realloc(p, 0) that frees p. */
+	if (bytes == 0 || bytes < used)
+		return -ENOMEM;
 	if (used >= MEM_POPULATE_MOST) {
 		if ((grown = realloc(*array, bytes)) == NULL)
 			return -ENOMEM;

@@ -26,7 +26,8 @@ void *mem_zalloc(size_t n, size_t size);
 
 /* *array (its first `used` bytes kept) grown to `bytes`, with what it
  * held and up to MEM_POPULATE_MOST bytes more populated: 0, or -ENOMEM
- * with *array as it was. */
+ * with *array as it was (also for a `bytes` of 0 or below `used`, which
+ * only a size that wrapped around gives). */
 int mem_grow(void **array, size_t used, size_t bytes);
 
 #endif /* NPUMEMFS_MEM_POPULATE_H */

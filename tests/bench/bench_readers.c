@@ -54,34 +54,33 @@ static void *read_stats(void *arg)
 	return NULL;
 }
 
-static int alloc_cpu = -1; /* the allocating thread's CPU, or -1: not pinned */
+static int alloc_cpu = -1;   /* the allocating thread's CPU, or -1: not pinned */
+static cpu_set_t reader_cpus; /* the CPUs the process may use, but alloc_cpu */
 
-/* The calling thread stays on the CPU it runs on. */
+/* The calling thread stays on the CPU it runs on, if the process may use
+ * another for the reader (taskset and cpusets say which). */
 static void pin_self(void)
 {
-	cpu_set_t one;
+	cpu_set_t allowed, one;
 	int cpu = sched_getcpu();
 
-	if (cpu < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+	    CPU_COUNT(&allowed) < 2 || !CPU_ISSET(cpu, &allowed))
 		return;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0)
-		alloc_cpu = cpu;
+	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0)
+		return;
+	reader_cpus = allowed;
+	CPU_CLR(cpu, &reader_cpus);
+	alloc_cpu = cpu;
 }
 
-/* The reader runs anywhere but on the allocating thread's CPU. */
-static void pin_reader(pthread_t t)
+/* The reader runs anywhere the process may but on the allocating thread's
+ * CPU: false if it could not be put there. */
+static bool pin_reader(pthread_t t)
 {
-	cpu_set_t others;
-
-	if (alloc_cpu < 0)
-		return;
-	CPU_ZERO(&others);
-	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); c++)
-		if (c != alloc_cpu)
-			CPU_SET(c, &others);
-	pthread_setaffinity_np(t, sizeof(others), &others);
+	return alloc_cpu < 0 || pthread_setaffinity_np(t, sizeof(reader_cpus), &reader_cpus) == 0;
 }
 
 /* ns per pair over PAIRS pairs. */
@@ -108,7 +107,8 @@ static double pairs_read(struct npa *a, uint64_t gap_ns, double *copy_ns, char *
 	atomic_init(&r.stop, false);
 	if (pthread_create(&t, NULL, read_stats, &r))
 		return -1;
-	pin_reader(t);
+	if (!pin_reader(t))
+		alloc_cpu = -1; /* say so: the rounds were not pinned */
 	double ns = pairs(a, err, errlen);
 	atomic_store(&r.stop, true);
 	pthread_join(t, NULL);
@@ -149,6 +149,8 @@ int main(void)
 	if (alloc_cpu >= 0)
 		printf("(allocating thread on CPU %d in every round, the reader on the others)\n",
 		       alloc_cpu);
+	else
+		printf("(threads not pinned: fewer than 2 CPUs allowed, or pinning refused)\n");
 	printf("%-22s%10s%10s%10s%14s\n", "reader", "pair ns", "ratio", "copy ns", "copy / pair");
 	printf("%-22s%10.1f%10s%10s%14s\n", "none", pa, "1.00", "-", "-");
 	for (size_t p = 0; p < NPACES; p++) {

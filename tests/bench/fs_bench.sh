@@ -10,7 +10,7 @@
 #     the same replay with 4 loops reading the in-mount README, which never
 #     reach the allocator: what busy readers cost a thread on this machine.
 #
-# With two CPUs or more, the replay thread has the last CPU to itself and
+# With two CPUs or more it may use, the replay thread has the last to itself and
 # everything else (the daemons' other threads, the readers, this script)
 # runs on the others: two CPUs of a virtual machine can differ in speed by
 # twice, and rounds that land on different CPUs would compare only that.
@@ -22,11 +22,16 @@ NPUMEMFS=${1:?usage: fs_bench.sh NPUMEMFS FUSE_STATIC}
 FUSE_STATIC=${2:?usage: fs_bench.sh NPUMEMFS FUSE_STATIC}
 [ -c /dev/fuse ] || { echo "SKIP: /dev/fuse is missing"; exit 0; }
 
-NCPU=$(nproc)
+# The CPUs this script may use (taskset, cpusets), not 0..nproc-1: the
+# last for the replay thread, the rest for everything else.
+CPUS=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
 REPLAY_CPU="" REST_CPUS=""
-if [ "$NCPU" -ge 2 ] && command -v taskset >/dev/null; then
-	REPLAY_CPU=$((NCPU - 1)) REST_CPUS=0-$((NCPU - 2))
-	taskset -pc "$REST_CPUS" $$ >/dev/null # inherited by all it starts
+set -- $CPUS
+if [ $# -ge 2 ] && command -v taskset >/dev/null; then
+	REPLAY_CPU=${!#}
+	REST_CPUS=$(echo "$CPUS" | tr ' ' '\n' | sed '$d' | paste -sd, -)
+	# inherited by all it starts
+	taskset -pc "$REST_CPUS" $$ >/dev/null 2>&1 || REPLAY_CPU="" REST_CPUS=""
 fi
 
 WORK=$(mktemp -d /tmp/npumemfs-bench.XXXXXX)
