@@ -61,16 +61,11 @@ int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, siz
 		return wl_parse_bad(p, "too many %s", s == &p->pins ? "pinned ids" : "ids");
 	if ((rc = str_table_add_hashed(&s->names, key, len, hash, index)) != 0)
 		return rc;
-	if (s->names.limit > s->st_cap) {
-		uint32_t cap = s->st_cap ? 2 * s->st_cap : 64;
-		void *st = s->st;
-		if (mem_grow(&st, (size_t)s->st_cap * sizeof(*s->st),
-			     (size_t)cap * sizeof(*s->st)) != 0) {
-			str_table_remove(&s->names, *index);
-			return -ENOMEM;
-		}
-		s->st = st;
-		s->st_cap = cap;
+	/* A new index is at most the limit's last: one more state at most. */
+	if (wl_parse_grow((void **)&s->st, &s->st_cap, s->names.limit - 1, sizeof(*s->st),
+			  64) != 0) {
+		str_table_remove(&s->names, *index);
+		return -ENOMEM;
 	}
 	s->st[*index] = (struct id_state){ .first_line = p->line };
 	return 0;

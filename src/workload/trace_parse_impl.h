@@ -54,7 +54,7 @@ struct id_state {
 struct id_space {
 	struct str_table names;
 	struct id_state *st;   /* [names.limit] */
-	uint32_t st_cap;
+	size_t st_cap;
 	const char *make, *end; /* the commands that make and end one */
 	bool forgetting;       /* streamed */
 	bool forgot;           /* some ID was forgotten */

@@ -32,6 +32,19 @@ static size_t resident_pages(void *p, size_t len)
 	return n;
 }
 
+/* Can the page at `page` be populated? Not where the C library predates
+ * MADV_POPULATE_WRITE or the kernel refuses it: then mem_populate does
+ * nothing, and residency says nothing. */
+static bool can_populate(void *page)
+{
+#ifdef MADV_POPULATE_WRITE
+	return madvise(page, (size_t)sysconf(_SC_PAGESIZE), MADV_POPULATE_WRITE) == 0;
+#else
+	(void)page;
+	return false;
+#endif
+}
+
 /* Fresh anonymous pages are not resident until touched; populated, they
  * all are, with no touch. */
 static void populated_pages_are_resident_untouched(void **state)
@@ -43,15 +56,10 @@ static void populated_pages_are_resident_untouched(void **state)
 	assert_true(p != MAP_FAILED);
 	assert_int_equal(resident_pages(p, len), 0);
 	mem_populate(p, len);
-#ifdef MADV_POPULATE_WRITE
-	if (madvise(p, page, MADV_POPULATE_WRITE) != 0) {
+	if (!can_populate(p)) {
 		munmap(p, len);
-		skip(); /* the kernel predates MADV_POPULATE_WRITE */
+		skip();
 	}
-#else
-	munmap(p, len);
-	skip(); /* the C library predates MADV_POPULATE_WRITE */
-#endif
 	assert_int_equal(resident_pages(p, len), PAGES);
 	munmap(p, len);
 }
@@ -101,15 +109,10 @@ static void a_grown_arrays_new_pages_are_resident(void **state)
 	(void)state;
 	assert_int_equal(mem_grow(&a, 0, PAGES * page), 0);
 	char *first = (char *)(((uintptr_t)a + page - 1) & ~(uintptr_t)(page - 1));
-#ifdef MADV_POPULATE_WRITE
-	if (madvise(first, page, MADV_POPULATE_WRITE) != 0) {
+	if (!can_populate(first)) {
 		free(a);
-		skip(); /* the kernel predates MADV_POPULATE_WRITE */
+		skip();
 	}
-#else
-	free(a);
-	skip(); /* the C library predates MADV_POPULATE_WRITE */
-#endif
 	assert_int_equal(resident_pages(first, (PAGES - 1) * page), PAGES - 1);
 	free(a);
 }

@@ -23,15 +23,13 @@ FUSE_STATIC=${2:?usage: fs_bench.sh NPUMEMFS FUSE_STATIC}
 [ -c /dev/fuse ] || { echo "SKIP: /dev/fuse is missing"; exit 0; }
 
 # The CPUs this script may use (taskset, cpusets), not 0..nproc-1: the
-# last for the replay thread, the rest for everything else.
-CPUS=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
-REPLAY_CPU="" REST_CPUS=""
-set -- $CPUS
-if [ $# -ge 2 ] && command -v taskset >/dev/null; then
-	REPLAY_CPU=${!#}
-	REST_CPUS=$(echo "$CPUS" | tr ' ' '\n' | sed '$d' | paste -sd, -)
-	# inherited by all it starts
-	taskset -pc "$REST_CPUS" $$ >/dev/null 2>&1 || REPLAY_CPU="" REST_CPUS=""
+# last for the replay thread, the rest (a list, empty with one CPU) for
+# everything else, this script first, so that all it starts inherits them.
+read -r REPLAY_CPU REST_CPUS < <(python3 -c 'import os
+c = sorted(os.sched_getaffinity(0))
+print(c[-1], ",".join(map(str, c[:-1])))')
+if [ -z "$REST_CPUS" ] || ! taskset -pc "$REST_CPUS" $$ >/dev/null 2>&1; then
+	REPLAY_CPU="" REST_CPUS=""
 fi
 
 WORK=$(mktemp -d /tmp/npumemfs-bench.XXXXXX)
@@ -147,9 +145,6 @@ MNT=$WORK/mnt
 daemon_cpu() {
 	awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$NPID/stat"
 }
-# One replay of the trace: "events replay_cpu daemon_cpu". The daemon's
-# CPU is counted once the write that starts it has returned: the write
-# reads the trace, which is not the replay.
 # The replay thread, once started, to its own CPU.
 pin_replay() {
 	local t comm
@@ -159,9 +154,12 @@ pin_replay() {
 		[ "$comm" = npumemfs-replay ] && taskset -pc "$REPLAY_CPU" "${t##*/}" >/dev/null
 	done
 }
-# replay [FILE]: one replay, with 4 readers of FILE from the moment its
-# thread is on its CPU (readers started first would leave this script
-# too little of the other CPUs to pin it before most of the replay ran).
+# replay [FILE]: one replay of the trace, with 4 readers of FILE from the
+# moment its thread is on its CPU (readers started first would leave this
+# script too little of the other CPUs to pin it before most of the replay
+# ran): "events replay_cpu daemon_cpu". The daemon's CPU is counted once
+# the write that starts it has returned: the write reads the trace, which
+# is not the replay.
 replay() {
 	local before after
 	echo "$WORK/bench.trace" >"$MNT/workload/replay"
