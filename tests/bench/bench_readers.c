@@ -30,8 +30,16 @@
 #define ROUNDS 7
 #define SIZE 4096
 
+/*
+ * Aligned, so a line of its own (its size rounds up to the alignment).
+ * The reader reads gap_ns and stop without a pause, and the struct lives
+ * on the allocating thread's stack: sharing a line with pairs()' locals,
+ * written every pair, it made every pair a cache miss. Whether it shared
+ * one depended on where the stack began (ASLR): the same binary gave 1.09
+ * or 4-5x from one run to the next.
+ */
 struct reader {
-	struct npa *a;
+	_Alignas(64) struct npa *a;
 	uint64_t gap_ns; /* between copies: 0 flat out */
 	atomic_bool stop;
 	unsigned long copies;
