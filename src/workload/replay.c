@@ -107,13 +107,17 @@ static int grow_all(struct wl_replay *r)
 	uint32_t old = r->slot_cap, cap = old, ncap = r->stream_cap * WL_MAX_DEVICES;
 	int rc = wl_replay_grow(&r->ptr, &r->slot_cap, t->nslots, sizeof(*r->ptr));
 
-	/* The other per-slot arrays follow ptr's capacity. */
+	/* The other per-slot arrays follow ptr's capacity. One that cannot
+	 * takes slot_cap back to what they all hold: every walk over the
+	 * slots (release_all, free) trusts it for each of them. */
 	if (rc == 0)
 		rc = wl_replay_grow(&r->last_use, &cap, r->slot_cap, sizeof(*r->last_use));
 	if (rc == 0 && t->has_complete) {
 		cap = r->done ? old : 0;
 		rc = wl_replay_grow(&r->done, &cap, r->slot_cap, sizeof(*r->done));
 	}
+	if (rc != 0)
+		r->slot_cap = old;
 	if (rc == 0 && t->nstreams > r->stream_cap) {
 		rc = wl_replay_grow(&r->streams, &ncap, t->nstreams * WL_MAX_DEVICES,
 				    sizeof(*r->streams));

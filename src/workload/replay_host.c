@@ -27,9 +27,13 @@ int wl_replay_host_grow(struct wl_replay *r)
 	uint32_t cap = r->pin_cap;
 	int rc = wl_replay_grow(&r->pinned, &r->pin_cap, r->t->npins, sizeof(*r->pinned));
 
-	/* pinned_size follows pinned's capacity. */
-	return rc ? rc : wl_replay_grow(&r->pinned_size, &cap, r->pin_cap,
-					sizeof(*r->pinned_size));
+	/* pinned_size follows pinned's capacity; if it cannot, pin_cap goes
+	 * back to what both hold (the walks over the pins trust it). */
+	if (rc == 0)
+		rc = wl_replay_grow(&r->pinned_size, &cap, r->pin_cap, sizeof(*r->pinned_size));
+	if (rc != 0)
+		r->pin_cap = cap;
+	return rc;
 }
 
 static struct npa_host *host(struct wl_replay *r)

@@ -1,0 +1,161 @@
+/*
+ * test_replay_oom.c - a streamed replay whose next chunk cannot get the
+ * memory for its new IDs: the follow fails with -ENOMEM, and every array
+ * the replay walks still holds the capacity the walk trusts, so releasing
+ * and freeing the replay stay inside them.
+ *
+ * Linked with --wrap=malloc: a test makes the Nth malloc of its own
+ * thread from now fail (the stream's reading thread allocates meanwhile).
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "workload/replay_impl.h"
+
+#include "replay_fixture.h"
+
+#define GiB (1ULL << 30)
+
+static pthread_t armed_thread;
+static int fail_in; /* the fail_in-th malloc of armed_thread fails; 0: none */
+
+void *__real_malloc(size_t n);
+
+void *__wrap_malloc(size_t n)
+{
+	if (fail_in > 0 && pthread_equal(pthread_self(), armed_thread) && --fail_in == 0)
+		return NULL;
+	return __real_malloc(n);
+}
+
+static void fail_nth_malloc(int n)
+{
+	armed_thread = pthread_self();
+	fail_in = n;
+}
+
+/*
+ * A first chunk (4096 events) with 8 blocks of 1 MiB that stay live and
+ * one ID reused, then 1000 IDs and 1000 pinned IDs live at once: the
+ * second chunk grows every per-slot and per-pin array.
+ */
+static void write_trace(char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/npumemfs-replay-oom-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 8; i++)
+		fprintf(f, "alloc k%d 1MiB\n", i);
+	for (int i = 0; i < 2044; i++)
+		fprintf(f, "alloc a 512\nfree a\n");
+	for (int i = 0; i < 1000; i++)
+		fprintf(f, "alloc b%d 512\npin p%d 512\n", i, i);
+	for (int i = 0; i < 1000; i++)
+		fprintf(f, "free b%d\nunpin p%d\n", i, i);
+	for (int i = 0; i < 8; i++)
+		fprintf(f, "free k%d\n", i);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Every array a walk over the slots or the pins reads holds its capacity. */
+static void assert_arrays_hold_their_capacity(const struct wl_replay *r)
+{
+	assert_true(malloc_usable_size(r->ptr) >= r->slot_cap * sizeof(*r->ptr));
+	assert_true(malloc_usable_size(r->last_use) >= r->slot_cap * sizeof(*r->last_use));
+	if (r->done)
+		assert_true(malloc_usable_size(r->done) >= r->slot_cap * sizeof(*r->done));
+	assert_true(malloc_usable_size(r->pinned) >= r->pin_cap * sizeof(*r->pinned));
+	assert_true(malloc_usable_size(r->pinned_size) >=
+		    r->pin_cap * sizeof(*r->pinned_size));
+}
+
+/* The first chunk replayed, the second read: 0, or the follow's -errno
+ * with the Nth malloc of the follow refused (0: none refused). */
+static int follow_with_nth_malloc_refused(struct fixture *fx, const char *path, int n,
+					  struct wl_trace_stream **s)
+{
+	bool ended;
+
+	assert_int_equal(wl_trace_stream_open(path, s, fx->err, sizeof(fx->err)), 0);
+	const struct wl_trace *t = wl_trace_stream_trace(*s);
+	assert_int_equal(wl_trace_stream_next(*s, &ended, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(wl_replay_new(fx->a, t, &fx->r, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(wl_replay_run(fx->r, 0, t->nevents, NULL, fx->err, sizeof(fx->err)), 0);
+	assert_int_equal(wl_trace_stream_next(*s, &ended, fx->err, sizeof(fx->err)), 0);
+	assert_true(t->nslots > fx->r->slot_cap);
+	assert_true(t->npins > fx->r->pin_cap);
+	fail_nth_malloc(n);
+	int rc = wl_replay_follow(fx->r, fx->err, sizeof(fx->err));
+	fail_nth_malloc(0);
+	return rc;
+}
+
+static void a_follow_out_of_memory_leaves_arrays_that_hold_their_capacity(void **state)
+{
+	char path[64];
+	int refused = 0;
+
+	(void)state;
+	write_trace(path, sizeof(path));
+	for (int n = 1;; n++) {
+		struct fixture *fx = start_flavor(&npa_flavor_npu, 1, 8 * GiB);
+		struct wl_trace_stream *s;
+		int rc = follow_with_nth_malloc_refused(fx, path, n, &s);
+
+		assert_arrays_hold_their_capacity(fx->r);
+		stop_fixture(fx); /* release_all and free walk every array */
+		wl_trace_stream_close(s);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -ENOMEM);
+		refused++;
+	}
+	unlink(path);
+	/* ptr, last_use, pinned and pinned_size grow: each refused once. */
+	assert_true(refused >= 4);
+}
+
+static void a_refused_follow_leaves_the_live_blocks_releasable(void **state)
+{
+	char path[64];
+	struct npa_stats st;
+	struct wl_trace_stream *s;
+
+	(void)state;
+	write_trace(path, sizeof(path));
+	struct fixture *fx = start_flavor(&npa_flavor_npu, 1, 8 * GiB);
+	assert_int_equal(follow_with_nth_malloc_refused(fx, path, 2, &s), -ENOMEM);
+	assert_int_equal(npa_get_stats(fx->a, 0, &st), 0);
+	/* npu flavor: 1 MiB padded by 32 B, rounded up to 512 B. */
+	assert_int_equal(st.allocated_bytes[NPA_STAT_ALL].current, 8 * (1048576 + 512));
+	wl_replay_release_all(fx->r);
+	assert_int_equal(npa_get_stats(fx->a, 0, &st), 0);
+	assert_int_equal(st.allocated_bytes[NPA_STAT_ALL].current, 0);
+	stop_fixture(fx);
+	wl_trace_stream_close(s);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(
+			a_follow_out_of_memory_leaves_arrays_that_hold_their_capacity, teardown),
+		cmocka_unit_test_teardown(a_refused_follow_leaves_the_live_blocks_releasable,
+					  teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
