@@ -144,8 +144,15 @@ lines += [f"free {t}" for t in live]
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 MNT=$WORK/mnt
-daemon_cpu() {
-	awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$NPID/stat"
+# TICKS = the daemon's utime + stime in clock ticks, read without a fork:
+# the replay starts as the write that asks for it returns, and a $(awk)
+# there took long enough to leave its first tens of milliseconds out.
+CLK_TCK=$(getconf CLK_TCK)
+daemon_ticks() {
+	local stat
+	read -r stat <"/proc/$NPID/stat"
+	set -- ${stat##*) }
+	TICKS=$((${12} + ${13}))
 }
 # The replay thread, once started, to its own CPU.
 pin_replay() {
@@ -165,16 +172,18 @@ pin_replay() {
 replay() {
 	local before after
 	echo "$WORK/bench.trace" >"$MNT/workload/replay"
-	before=$(daemon_cpu)
+	daemon_ticks
+	before=$TICKS
 	pin_replay
 	[ -z "${1:-}" ] || readers_on "$1"
 	while grep -q '^state: running$' "$MNT/workload/replay"; do sleep 0.05; done
-	after=$(daemon_cpu)
+	daemon_ticks
+	after=$TICKS
 	[ -z "${1:-}" ] || readers_off
-	awk -v b="$before" -v a="$after" '
+	awk -v b="$before" -v a="$after" -v t="$CLK_TCK" '
 		/^events: / { split($2, e, "/"); n = e[1] }
 		/^cpu_seconds: / { c = $2 }
-		END { print n, c, a - b }' "$MNT/workload/replay"
+		END { print n, c, (a - b) / t }' "$MNT/workload/replay"
 }
 # reader FILE: cat FILE in a loop until $WORK/stop appears.
 reader() {
