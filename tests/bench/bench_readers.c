@@ -12,7 +12,9 @@
  *                reader every 10 us)
  *
  * A copy's ns bounds what it can hold the device lock for; it is meant to
- * stay within a pair's. Needs two cores to say anything. The allocating
+ * stay within a pair's. Last, a cache line's round trip between the two
+ * CPUs: a copy the holder is asked for costs it at least that, so on a
+ * machine where it is near 500 ns the ratio cannot come under 1.05. Needs two cores to say anything. The allocating
  * thread keeps one CPU in every round and the reader gets the others:
  * on a virtual machine two CPUs can differ in speed by twice, and a ratio
  * of rounds run on different CPUs would say only that.
@@ -124,6 +126,48 @@ static double pairs_read(struct npa *a, uint64_t gap_ns, double *copy_ns, char *
 	return ns;
 }
 
+/*
+ * A cache line's round trip between the allocating thread's CPU and the
+ * reader's: one line bounced ROUND_TRIPS times. A copy asked of the
+ * holder of the lock costs it at least one: the reader's request comes
+ * in, and the holder's publication must take back lines the reader read.
+ */
+#define ROUND_TRIPS 100000
+
+static _Alignas(64) atomic_ulong ball;
+
+static void *bounce_back(void *arg)
+{
+	(void)arg;
+	for (unsigned long i = 1; i < 2 * ROUND_TRIPS; i += 2) {
+		while (atomic_load_explicit(&ball, memory_order_acquire) != i)
+			;
+		atomic_store_explicit(&ball, i + 1, memory_order_release);
+	}
+	return NULL;
+}
+
+/* ns per round trip, or -1 if the second thread could not start. */
+static double line_round_trip_ns(void)
+{
+	pthread_t t;
+
+	atomic_store(&ball, 0);
+	if (pthread_create(&t, NULL, bounce_back, NULL))
+		return -1;
+	if (!pin_reader(t))
+		alloc_cpu = -1;
+	uint64_t t0 = bench_now_ns();
+	for (unsigned long i = 0; i < 2 * ROUND_TRIPS; i += 2) {
+		atomic_store_explicit(&ball, i + 1, memory_order_release);
+		while (atomic_load_explicit(&ball, memory_order_acquire) != i + 2)
+			;
+	}
+	double ns = (double)(bench_now_ns() - t0) / ROUND_TRIPS;
+	pthread_join(t, NULL);
+	return ns;
+}
+
 struct pace {
 	const char *name;
 	uint64_t gap_ns;
@@ -153,6 +197,7 @@ int main(void)
 			busy[p][i] = pairs_read(a, paces[p].gap_ns, &copy[p][i], err, sizeof(err));
 	}
 	double pa = bench_median(alone, ROUNDS);
+	double trip = alloc_cpu >= 0 ? line_round_trip_ns() : -1; /* spins: needs 2 CPUs */
 	printf("bench_readers: 4 KiB cached pairs while another thread copies the stats\n");
 	if (alloc_cpu >= 0)
 		printf("(allocating thread on CPU %d in every round, the reader on the others)\n",
@@ -171,6 +216,10 @@ int main(void)
 	}
 	printf("targets: ratio <= 1.05 with a reader every 10 us (%s); copy / pair <= 1.0\n",
 	       bench_verdict(bench_median(busy[1], ROUNDS) / pa <= 1.05));
+	if (trip > 0)
+		printf("a cache line's round trip between the two CPUs: %.0f ns, %.1f%% of 10 us:\n"
+		       "the least a copy asked of the lock's holder costs it\n",
+		       trip, trip / 100);
 	npa_destroy(a, NULL);
 	bench_device_down();
 	return 0;
