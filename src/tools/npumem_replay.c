@@ -315,13 +315,21 @@ static int device_refused(struct run *r)
 	return EXIT_USAGE;
 }
 
+/* A replay that could not start or take its next chunk: a device the
+ * machine lacks is the user's to fix (EXIT_USAGE); out of memory is this
+ * run's failure, and no hint about --devices. */
+static int replay_refused(struct run *r, int rc)
+{
+	return rc == -EINVAL ? device_refused(r) : EXIT_FAILURE;
+}
+
 static int start_replay(struct run *r, const struct cli *cli)
 {
 	struct wl_target target = r->sw ? wl_target_switch(r->sw) : wl_target_npa(r->alloc);
+	int rc = wl_replay_new_target(&target, r->trace, &r->replay, r->err, sizeof(r->err));
 
-	if (wl_replay_new_target(&target, r->trace, &r->replay, r->err,
-				 sizeof(r->err)) != 0)
-		return device_refused(r);
+	if (rc != 0)
+		return replay_refused(r, rc);
 	wl_replay_set_check(r->replay, cli->check);
 	return 0;
 }
@@ -400,8 +408,8 @@ static int run_chunks(struct run *r, double *elapsed)
 			return 0;
 		if ((status = read_chunk(r)) != 0)
 			return status;
-		if (wl_replay_follow(r->replay, r->err, sizeof(r->err)) != 0)
-			return device_refused(r);
+		if ((rc = wl_replay_follow(r->replay, r->err, sizeof(r->err))) != 0)
+			return replay_refused(r, rc);
 	}
 }
 
@@ -437,8 +445,9 @@ static int settle(struct run *r, int status)
 	while (!r->bad_line && !r->ended) {
 		if (read_chunk(r) != 0)
 			break;
-		if (check_devices && wl_replay_follow(r->replay, r->err, sizeof(r->err)) != 0) {
-			status = device_refused(r);
+		int rc = check_devices ? wl_replay_follow(r->replay, r->err, sizeof(r->err)) : 0;
+		if (rc != 0) {
+			status = replay_refused(r, rc);
 			memcpy(failure, r->err, sizeof(failure));
 			check_devices = false;
 		}

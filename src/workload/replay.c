@@ -150,16 +150,21 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
-	if (r == NULL)
+	if (r == NULL) {
+		if (err)
+			snprintf(err, errlen, "%s: %s", t->name, strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	r->ops = target->ops;
 	r->ctx = target->ctx;
 	r->t = t;
 	for (int op = 0; op < WL_NOPS; op++)
 		r->op_names[op] = wl_op_name(op);
-	if (grow_all(r) != 0) {
+	if ((rc = grow_all(r)) != 0) {
+		if (err)
+			snprintf(err, errlen, "%s: %s", t->name, strerror(-rc));
 		wl_replay_free(r);
-		return -ENOMEM;
+		return rc;
 	}
 	*out = r;
 	return 0;

@@ -293,8 +293,8 @@ struct wl_replay;
  *
  * A replay state (ID table, streams) driving caching allocator `a`. Fails with
  * -EINVAL and "TRACE:LINE: device 3 does not exist (2 devices)" if the
- * trace names a device the allocator does not have. The trace must outlive
- * the replay.
+ * trace names a device the allocator does not have, or -ENOMEM and
+ * "TRACE: Cannot allocate memory". The trace must outlive the replay.
  */
 int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
 		  char *err, size_t errlen);
@@ -305,7 +305,9 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
  * The trace grew: a streamed trace's next chunk is in it. Make room for
  * its new IDs, streams, graphs, pools and pinned IDs, and check that the
  * target has every device the chunk names (the message as
- * wl_replay_new's). Then run the chunk's events from 0.
+ * wl_replay_new's). Then run the chunk's events from 0. After a failure
+ * the chunk must not run: the replay can be followed again, released and
+ * freed.
  */
 int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen);
 /*

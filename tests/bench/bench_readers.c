@@ -147,16 +147,24 @@ static void *bounce_back(void *arg)
 	return NULL;
 }
 
-/* ns per round trip, or -1 if the second thread could not start. */
+/* ns per round trip, or -1 if the second thread could not start on the
+ * reader's CPUs: on the allocating thread's, each bounce would wait for a
+ * time slice. Call only with the allocating thread pinned. */
 static double line_round_trip_ns(void)
 {
+	pthread_attr_t attr;
 	pthread_t t;
+	int rc;
 
 	atomic_store(&ball, 0);
-	if (pthread_create(&t, NULL, bounce_back, NULL))
+	if (pthread_attr_init(&attr))
 		return -1;
-	if (!pin_reader(t))
-		alloc_cpu = -1;
+	rc = pthread_attr_setaffinity_np(&attr, sizeof(reader_cpus), &reader_cpus);
+	if (rc == 0)
+		rc = pthread_create(&t, &attr, bounce_back, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc)
+		return -1;
 	uint64_t t0 = bench_now_ns();
 	for (unsigned long i = 0; i < 2 * ROUND_TRIPS; i += 2) {
 		atomic_store_explicit(&ball, i + 1, memory_order_release);

@@ -7,10 +7,11 @@
 #     Target: ratio <= 1.0.
 #  2. A replay with 4 `cat stats/device0` loops against the same replay
 #     alone, in events per CPU second. Target: ratio >= 0.95. Beside it
-#     the same replay with 4 loops reading a copy of stats/device0 on the
-#     local disk, which never reach the daemon, and 4 reading the in-mount
-#     README, which never reach the allocator: what busy readers cost a
-#     thread on this machine, and what the daemon adds to that.
+#     the same replay with 4 shell loops that start no process, 4 loops
+#     reading a copy of stats/device0 on the local disk, which never
+#     reach the daemon, and 4 reading the in-mount README, which never
+#     reach the allocator: what busy readers cost a thread on this
+#     machine, and what the daemon adds to that.
 #
 # With two CPUs or more it may use, the replay thread has the last to itself and
 # everything else (the daemons' other threads, the readers, this script)
@@ -126,7 +127,7 @@ print(f"{'stats / README':22s}{wall['stats/device0'] / wall['README']:10.2f}"
 PY
 
 echo
-echo "== 2. replay events per CPU second: alone, with 4 cat loops of a local copy, of README, of stats/device0"
+echo "== 2. replay events per CPU second: alone, with 4 loops without cat, 4 cat loops of a local copy, of README, of stats/device0"
 [ -n "$REPLAY_CPU" ] && echo "   (the replay thread on CPU $REPLAY_CPU, everything else on CPUs $REST_CPUS)"
 python3 - "$WORK/bench.trace" <<'PY'
 import random, sys
@@ -185,9 +186,14 @@ replay() {
 		/^cpu_seconds: / { c = $2 }
 		END { print n, c, (a - b) / t }' "$MNT/workload/replay"
 }
-# reader FILE: cat FILE in a loop until $WORK/stop appears.
+# reader FILE: cat FILE in a loop until $WORK/stop appears. FILE "-":
+# the same loop without cat, a stat a turn and no process started.
 reader() {
-	while [ ! -e "$WORK/stop" ]; do cat "$1" >/dev/null; done
+	if [ "$1" = - ]; then
+		while [ ! -e "$WORK/stop" ]; do :; done
+	else
+		while [ ! -e "$WORK/stop" ]; do cat "$1" >/dev/null; done
+	fi
 }
 readers_on() {
 	rm -f "$WORK/stop"
@@ -204,11 +210,13 @@ readers_off() {
 replay >/dev/null # warm the cache: every measured run starts alike
 cp "$MNT/stats/device0" "$WORK/stats.copy"
 : >"$WORK/alone"
+: >"$WORK/nocat"
 : >"$WORK/local"
 : >"$WORK/readme"
 : >"$WORK/busy"
 for _ in 1 2 3; do
 	replay >>"$WORK/alone"
+	replay - >>"$WORK/nocat"
 	replay "$WORK/stats.copy" >>"$WORK/local"
 	replay "$MNT/README" >>"$WORK/readme"
 	replay "$MNT/stats/device0" >>"$WORK/busy"
@@ -224,21 +232,25 @@ median_rate() { # FILE FIELD: median of events / that CPU column
 	awk -v f="$2" '{ print $1 / $f }' "$1" | sort -g | sed -n 2p
 }
 a_thread=$(median_rate "$WORK/alone" 2)
+n_thread=$(median_rate "$WORK/nocat" 2)
 l_thread=$(median_rate "$WORK/local" 2)
 r_thread=$(median_rate "$WORK/readme" 2)
 b_thread=$(median_rate "$WORK/busy" 2)
 a_daemon=$(median_rate "$WORK/alone" 3)
+n_daemon=$(median_rate "$WORK/nocat" 3)
 l_daemon=$(median_rate "$WORK/local" 3)
 r_daemon=$(median_rate "$WORK/readme" 3)
 b_daemon=$(median_rate "$WORK/busy" 3)
-awk -v at="$a_thread" -v lt="$l_thread" -v rt="$r_thread" -v bt="$b_thread" \
-    -v ad="$a_daemon" -v ld="$l_daemon" -v rd="$r_daemon" -v bd="$b_daemon" 'BEGIN {
+awk -v at="$a_thread" -v nt="$n_thread" -v lt="$l_thread" -v rt="$r_thread" -v bt="$b_thread" \
+    -v ad="$a_daemon" -v nd="$n_daemon" -v ld="$l_daemon" -v rd="$r_daemon" -v bd="$b_daemon" 'BEGIN {
 	printf "%-30s%16s%16s\n", "events per CPU second", "replay thread", "whole daemon"
 	printf "%-30s%16d%16d\n", "alone", at, ad
+	printf "%-30s%16d%16d\n", "4 loops without cat", nt, nd
 	printf "%-30s%16d%16d\n", "4 local-copy readers", lt, ld
 	printf "%-30s%16d%16d\n", "4 README readers", rt, rd
 	printf "%-30s%16d%16d\n", "4 stats readers", bt, bd
 	printf "%-30s%16.2f%16.2f   (target >= 0.95)\n", "stats readers / alone", bt / at, bd / ad
+	printf "%-30s%16.2f%16.2f   (busy, no process started)\n", "loops without cat / alone", nt / at, nd / ad
 	printf "%-30s%16.2f%16.2f   (the machine: no daemon)\n", "local-copy readers / alone", lt / at, ld / ad
 	printf "%-30s%16.2f%16.2f   (no allocator)\n", "README readers / alone", rt / at, rd / ad
 	printf "%-30s%16.2f%16.2f\n", "stats readers / local-copy", bt / lt, bd / ld

@@ -1,8 +1,8 @@
 /*
- * test_replay_oom.c - a streamed replay whose next chunk cannot get the
- * memory for its new IDs: the follow fails with -ENOMEM, and every array
- * the replay walks still holds the capacity the walk trusts, so releasing
- * and freeing the replay stay inside them.
+ * test_replay_oom.c - a replay that cannot get memory. A streamed
+ * replay's follow fails with -ENOMEM, and every array the replay walks
+ * still holds the capacity the walk trusts, so releasing and freeing the
+ * replay stay inside them; a replay that cannot start says why.
  *
  * Linked with --wrap=malloc: a test makes the Nth malloc of its own
  * thread from now fail (the stream's reading thread allocates meanwhile).
@@ -154,12 +154,27 @@ static void a_refused_follow_leaves_the_live_blocks_releasable(void **state)
 	assert_int_equal(st.allocated_bytes[NPA_STAT_ALL].current, 0);
 }
 
+static void a_replay_that_cannot_get_memory_to_start_says_so(void **state)
+{
+	(void)state;
+	struct fixture *fx = start_flavor(&npa_flavor_npu, 1, 8 * GiB);
+
+	assert_int_equal(parse(fx, "alloc a 512\nfree a\n", 0), 0);
+	malloc_fails_in = 1;
+	assert_int_equal(wl_replay_new(fx->a, fx->t, &fx->r, fx->err, sizeof(fx->err)), -ENOMEM);
+	malloc_fails_in = 0;
+	assert_null(fx->r);
+	assert_string_equal(fx->err, "t: Cannot allocate memory");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
 			a_follow_out_of_memory_leaves_arrays_that_hold_their_capacity, close_trace),
 		cmocka_unit_test_teardown(a_refused_follow_leaves_the_live_blocks_releasable,
+					  close_trace),
+		cmocka_unit_test_teardown(a_replay_that_cannot_get_memory_to_start_says_so,
 					  close_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
