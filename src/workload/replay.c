@@ -132,12 +132,20 @@ static int grow_all(struct wl_replay *r)
 	return rc;
 }
 
+/* A replay without the memory it needs: "TRACE: reason", and rc back. */
+static int no_room(const struct wl_trace *t, int rc, char *err, size_t errlen)
+{
+	if (err)
+		snprintf(err, errlen, "%s: %s", t->name, strerror(-rc));
+	return rc;
+}
+
 int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen)
 {
 	int rc = check_devices(r->ops, r->ctx, r->t, err, errlen);
 
-	if (rc == 0 && (rc = grow_all(r)) != 0 && err)
-		snprintf(err, errlen, "%s: %s", r->t->name, strerror(-rc));
+	if (rc == 0 && (rc = grow_all(r)) != 0)
+		return no_room(r->t, rc, err, errlen);
 	return rc;
 }
 
@@ -150,21 +158,16 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
-		if (err)
-			snprintf(err, errlen, "%s: %s", t->name, strerror(ENOMEM));
-		return -ENOMEM;
-	}
+	if (r == NULL)
+		return no_room(t, -ENOMEM, err, errlen);
 	r->ops = target->ops;
 	r->ctx = target->ctx;
 	r->t = t;
 	for (int op = 0; op < WL_NOPS; op++)
 		r->op_names[op] = wl_op_name(op);
 	if ((rc = grow_all(r)) != 0) {
-		if (err)
-			snprintf(err, errlen, "%s: %s", t->name, strerror(-rc));
 		wl_replay_free(r);
-		return rc;
+		return no_room(t, rc, err, errlen);
 	}
 	*out = r;
 	return 0;

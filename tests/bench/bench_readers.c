@@ -14,7 +14,9 @@
  * A copy's ns bounds what it can hold the device lock for; it is meant to
  * stay within a pair's. Last, a cache line's round trip between the two
  * CPUs: a copy the holder is asked for costs it at least that, so on a
- * machine where it is near 500 ns the ratio cannot come under 1.05. Needs two cores to say anything. The allocating
+ * machine where it is near 500 ns the ratio cannot come under 1.05.
+ *
+ * Needs two cores to say anything. The allocating
  * thread keeps one CPU in every round and the reader gets the others:
  * on a virtual machine two CPUs can differ in speed by twice, and a ratio
  * of rounds run on different CPUs would say only that.
@@ -86,11 +88,28 @@ static void pin_self(void)
 	alloc_cpu = cpu;
 }
 
-/* The reader runs anywhere the process may but on the allocating thread's
- * CPU: false if it could not be put there. */
-static bool pin_reader(pthread_t t)
+/*
+ * fn(arg) started on the reader's CPUs, set before it runs: anywhere the
+ * process may but on the allocating thread's. Where they cannot be set,
+ * it starts anyway (and the rounds are said not to be pinned) unless
+ * only_pinned. false if it did not start.
+ */
+static bool start_reader(pthread_t *t, void *(*fn)(void *), void *arg, bool only_pinned)
 {
-	return alloc_cpu < 0 || pthread_setaffinity_np(t, sizeof(reader_cpus), &reader_cpus) == 0;
+	pthread_attr_t attr;
+	bool pinned, started = false;
+
+	if (pthread_attr_init(&attr) != 0)
+		return false;
+	pinned = alloc_cpu >= 0 &&
+		 pthread_attr_setaffinity_np(&attr, sizeof(reader_cpus), &reader_cpus) == 0;
+	if (pinned || !only_pinned) {
+		started = pthread_create(t, &attr, fn, arg) == 0;
+		if (started && !pinned)
+			alloc_cpu = -1; /* say so: the rounds were not pinned */
+	}
+	pthread_attr_destroy(&attr);
+	return started;
 }
 
 /* ns per pair over PAIRS pairs. */
@@ -115,10 +134,8 @@ static double pairs_read(struct npa *a, uint64_t gap_ns, double *copy_ns, char *
 	pthread_t t;
 
 	atomic_init(&r.stop, false);
-	if (pthread_create(&t, NULL, read_stats, &r))
+	if (!start_reader(&t, read_stats, &r, false))
 		return -1;
-	if (!pin_reader(t))
-		alloc_cpu = -1; /* say so: the rounds were not pinned */
 	double ns = pairs(a, err, errlen);
 	atomic_store(&r.stop, true);
 	pthread_join(t, NULL);
@@ -149,21 +166,13 @@ static void *bounce_back(void *arg)
 
 /* ns per round trip, or -1 if the second thread could not start on the
  * reader's CPUs: on the allocating thread's, each bounce would wait for a
- * time slice. Call only with the allocating thread pinned. */
+ * time slice. */
 static double line_round_trip_ns(void)
 {
-	pthread_attr_t attr;
 	pthread_t t;
-	int rc;
 
 	atomic_store(&ball, 0);
-	if (pthread_attr_init(&attr))
-		return -1;
-	rc = pthread_attr_setaffinity_np(&attr, sizeof(reader_cpus), &reader_cpus);
-	if (rc == 0)
-		rc = pthread_create(&t, &attr, bounce_back, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc)
+	if (!start_reader(&t, bounce_back, NULL, true))
 		return -1;
 	uint64_t t0 = bench_now_ns();
 	for (unsigned long i = 0; i < 2 * ROUND_TRIPS; i += 2) {
@@ -205,7 +214,7 @@ int main(void)
 			busy[p][i] = pairs_read(a, paces[p].gap_ns, &copy[p][i], err, sizeof(err));
 	}
 	double pa = bench_median(alone, ROUNDS);
-	double trip = alloc_cpu >= 0 ? line_round_trip_ns() : -1; /* spins: needs 2 CPUs */
+	double trip = line_round_trip_ns();
 	printf("bench_readers: 4 KiB cached pairs while another thread copies the stats\n");
 	if (alloc_cpu >= 0)
 		printf("(allocating thread on CPU %d in every round, the reader on the others)\n",

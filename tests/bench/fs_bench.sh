@@ -209,11 +209,7 @@ readers_off() {
 }
 replay >/dev/null # warm the cache: every measured run starts alike
 cp "$MNT/stats/device0" "$WORK/stats.copy"
-: >"$WORK/alone"
-: >"$WORK/nocat"
-: >"$WORK/local"
-: >"$WORK/readme"
-: >"$WORK/busy"
+for k in alone nocat local readme busy; do : >"$WORK/$k"; done
 for _ in 1 2 3; do
 	replay >>"$WORK/alone"
 	replay - >>"$WORK/nocat"
@@ -231,28 +227,24 @@ done
 median_rate() { # FILE FIELD: median of events / that CPU column
 	awk -v f="$2" '{ print $1 / $f }' "$1" | sort -g | sed -n 2p
 }
-a_thread=$(median_rate "$WORK/alone" 2)
-n_thread=$(median_rate "$WORK/nocat" 2)
-l_thread=$(median_rate "$WORK/local" 2)
-r_thread=$(median_rate "$WORK/readme" 2)
-b_thread=$(median_rate "$WORK/busy" 2)
-a_daemon=$(median_rate "$WORK/alone" 3)
-n_daemon=$(median_rate "$WORK/nocat" 3)
-l_daemon=$(median_rate "$WORK/local" 3)
-r_daemon=$(median_rate "$WORK/readme" 3)
-b_daemon=$(median_rate "$WORK/busy" 3)
-awk -v at="$a_thread" -v nt="$n_thread" -v lt="$l_thread" -v rt="$r_thread" -v bt="$b_thread" \
-    -v ad="$a_daemon" -v nd="$n_daemon" -v ld="$l_daemon" -v rd="$r_daemon" -v bd="$b_daemon" 'BEGIN {
+for k in alone nocat local readme busy; do
+	echo "$k $(median_rate "$WORK/$k" 2) $(median_rate "$WORK/$k" 3)"
+done | awk '{ t[$1] = $2; d[$1] = $3 }
+function row(name, k) { printf "%-30s%16d%16d\n", name, t[k], d[k] }
+function ratio(name, k, base, note) {
+	printf "%-30s%16.2f%16.2f%s\n", name, t[k] / t[base], d[k] / d[base], note
+}
+END {
 	printf "%-30s%16s%16s\n", "events per CPU second", "replay thread", "whole daemon"
-	printf "%-30s%16d%16d\n", "alone", at, ad
-	printf "%-30s%16d%16d\n", "4 loops without cat", nt, nd
-	printf "%-30s%16d%16d\n", "4 local-copy readers", lt, ld
-	printf "%-30s%16d%16d\n", "4 README readers", rt, rd
-	printf "%-30s%16d%16d\n", "4 stats readers", bt, bd
-	printf "%-30s%16.2f%16.2f   (target >= 0.95)\n", "stats readers / alone", bt / at, bd / ad
-	printf "%-30s%16.2f%16.2f   (busy, no process started)\n", "loops without cat / alone", nt / at, nd / ad
-	printf "%-30s%16.2f%16.2f   (the machine: no daemon)\n", "local-copy readers / alone", lt / at, ld / ad
-	printf "%-30s%16.2f%16.2f   (no allocator)\n", "README readers / alone", rt / at, rd / ad
-	printf "%-30s%16.2f%16.2f\n", "stats readers / local-copy", bt / lt, bd / ld
-	printf "%-30s%16.2f%16.2f\n", "stats readers / README readers", bt / rt, bd / rd
+	row("alone", "alone")
+	row("4 loops without cat", "nocat")
+	row("4 local-copy readers", "local")
+	row("4 README readers", "readme")
+	row("4 stats readers", "busy")
+	ratio("stats readers / alone", "busy", "alone", "   (target >= 0.95)")
+	ratio("loops without cat / alone", "nocat", "alone", "   (busy, no process started)")
+	ratio("local-copy readers / alone", "local", "alone", "   (the machine: no daemon)")
+	ratio("README readers / alone", "readme", "alone", "   (no allocator)")
+	ratio("stats readers / local-copy", "busy", "local", "")
+	ratio("stats readers / README readers", "busy", "readme", "")
 }'
