@@ -54,7 +54,8 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	sw->on_fault = opt->on_fault;
 	sw->on_warn = opt->on_warn;
 	sw->ctx = opt->ctx;
-	sw->caching.kind = SW_CACHING;
+	sw->caching.a = npa_allocator(opt->caching);
+	sw->caching.resident = true;
 	snprintf(sw->caching.name, sizeof(sw->caching.name), "caching");
 	sw->caching.since = time(NULL);
 	sw->current = &sw->caching;
@@ -91,14 +92,14 @@ void sw_destroy(struct sw *sw)
 
 void sw_pin(struct sw_entry *e)
 {
-	if (e->kind == SW_PLUGIN)
+	if (!e->resident)
 		e->busy++;
 }
 
 /* Lock held. Unlinks `e` and returns it if nothing keeps it any more. */
 struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e)
 {
-	if (e->kind != SW_PLUGIN)
+	if (e->resident)
 		return NULL;
 	e->busy--;
 	if (e == sw->current || e->busy || e->live_blocks || e->kept)
@@ -150,7 +151,7 @@ void sw_release(struct sw *sw, struct sw_entry *e)
 {
 	/* The caching allocator's pins are free; a MemPool's plug-in let go
 	 * meanwhile is unloaded by this call all the same. */
-	if (e->kind == SW_CACHING &&
+	if (e->resident &&
 	    !atomic_load_explicit(&sw->unloading_set, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&sw->lock);
@@ -173,7 +174,7 @@ struct sw_entry *sw_pin_current(struct sw *sw)
 {
 	struct sw_entry *e = atomic_load_explicit(&sw->current, memory_order_acquire);
 
-	if (e == &sw->caching)
+	if (e->resident)
 		return e;
 	pthread_mutex_lock(&sw->lock);
 	e = sw->current;
@@ -184,16 +185,25 @@ struct sw_entry *sw_pin_current(struct sw *sw)
 
 static void make_current(struct sw *sw, struct sw_entry *e);
 
-static void note_lender_faults(struct sw *sw);
+/* Lock held. A plug-in that faulted and was not yet retired, pinned. */
+static struct sw_entry *pin_faulted(struct sw *sw)
+{
+	char what[8];
 
-void sw_note_fault(struct sw *sw, struct sw_entry *e)
+	for (struct sw_entry *p = sw->plugins; p; p = p->next)
+		if (!p->fault_told && allocator_faulted(p->a, what, sizeof(what))) {
+			sw_pin(p);
+			return p;
+		}
+	return NULL;
+}
+
+/* `e` faulted: it stops being current, and its fault is told once. */
+static void retire(struct sw *sw, struct sw_entry *e)
 {
 	char what[PATH_MAX + 512];
 
-	if (e->kind == SW_CACHING)
-		note_lender_faults(sw);
-	if (e->kind != SW_PLUGIN || !npl_fault(e->npl, what, sizeof(what)))
-		return;
+	allocator_faulted(e->a, what, sizeof(what));
 	pthread_mutex_lock(&sw->swap_lock);
 	pthread_mutex_lock(&sw->lock);
 	bool first = !e->fault_told;
@@ -207,57 +217,33 @@ void sw_note_fault(struct sw *sw, struct sw_entry *e)
 		sw->on_fault(sw->ctx, e->name, what);
 }
 
-/* A MemPool's plug-in faults inside the caching allocator's malloc: told
- * here, once, as any plug-in's fault. */
-static void note_lender_faults(struct sw *sw)
+/* The plug-in called, or a MemPool's plug-in inside the caching
+ * allocator's malloc: each is found here and retired. */
+void sw_note_faults(struct sw *sw)
 {
 	for (;;) {
-		struct sw_entry *found = NULL;
-		char what[8];
-
 		pthread_mutex_lock(&sw->lock);
-		for (struct sw_entry *p = sw->plugins; p && !found; p = p->next)
-			if (!p->fault_told && npl_fault(p->npl, what, sizeof(what)))
-				found = p;
-		if (found)
-			sw_pin(found);
+		struct sw_entry *found = pin_faulted(sw);
 		pthread_mutex_unlock(&sw->lock);
 		if (!found)
 			return;
-		sw_note_fault(sw, found);
+		retire(sw, found);
 		sw_release(sw, found);
 	}
-}
-
-static int entry_malloc(struct sw *sw, struct sw_entry *e, int device,
-			size_t size, aclrtStream stream, void **ptr, char *err,
-			size_t errlen)
-{
-	if (e->kind == SW_CACHING)
-		return npa_malloc(sw->npa, device, size, stream, ptr, err, errlen);
-	return npl_malloc(e->npl, device, size, stream, ptr, err, errlen);
-}
-
-static int entry_free(struct sw *sw, struct sw_entry *e, void *ptr, char *err,
-		      size_t errlen)
-{
-	if (e->kind == SW_CACHING)
-		return npa_free(sw->npa, ptr, err, errlen);
-	return npl_free(e->npl, ptr, err, errlen);
 }
 
 /* Allocate from `e`, pinned by the caller, and map the block to it. */
 static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
 			 aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	int rc = entry_malloc(sw, e, device, size, stream, ptr, err, errlen);
+	int rc = e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
 	struct sw_owner *o = NULL;
 
 	if (rc == -EFAULT)
-		sw_note_fault(sw, e);
+		sw_note_faults(sw);
 
 	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
-		entry_free(sw, e, *ptr, err, errlen);
+		e->a.ops->free(e->a.self, *ptr, err, errlen);
 		*ptr = NULL;
 		snprintf(err, errlen, "out of host memory");
 		rc = -ENOMEM;
@@ -319,9 +305,10 @@ struct sw_entry *sw_hold_code(struct sw *sw, const void *code)
 	return e;
 }
 
+/* A plug-in's entry: the built-in allocator is never unloaded or asked. */
 bool sw_entry_has_code(const struct sw_entry *e, const void *code)
 {
-	return e->kind == SW_PLUGIN && plugin_has_code(npl_plugin(e->npl), code);
+	return plugin_has_code(npl_plugin(e->npl), code);
 }
 
 void sw_drop(struct sw *sw, struct sw_entry *e)
@@ -342,8 +329,7 @@ size_t sw_block_size(struct sw *sw, const void *ptr)
 	size_t size = 0;
 
 	if (e) {
-		size = e->kind == SW_CACHING ? npa_block_size(sw->npa, ptr)
-					     : npl_block_size(e->npl, ptr);
+		size = e->a.ops->block_size(e->a.self, ptr);
 		sw_release(sw, e);
 	}
 	return size;
@@ -371,9 +357,9 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 	pthread_mutex_unlock(&sw->lock);
 	free(o);
 
-	int rc = entry_free(sw, e, ptr, err, errlen);
+	int rc = e->a.ops->free(e->a.self, ptr, err, errlen);
 	if (rc == -EFAULT)
-		sw_note_fault(sw, e);
+		sw_note_faults(sw);
 	sw_release(sw, e);
 	return rc;
 }
@@ -401,14 +387,10 @@ static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_
 
 	if (!e)
 		return -EINVAL;
-	if (e->kind == SW_CACHING)
-		rc = u == RECORD ? npa_record_stream(sw->npa, ptr, stream)
-				 : npa_erase_stream(sw->npa, ptr, stream);
-	else
-		rc = u == RECORD ? npl_record_stream(e->npl, ptr, stream)
-				 : npl_erase_stream(e->npl, ptr, stream);
+	rc = u == RECORD ? e->a.ops->record_stream(e->a.self, ptr, stream)
+			 : e->a.ops->erase_stream(e->a.self, ptr, stream);
 	if (rc == -EFAULT)
-		sw_note_fault(sw, e);
+		sw_note_faults(sw);
 	sw_release(sw, e);
 	return rc;
 }
@@ -445,10 +427,10 @@ static void make_current(struct sw *sw, struct sw_entry *e)
 {
 	pthread_mutex_lock(&sw->lock);
 	struct sw_entry *old = sw->current;
-	if (e->kind == SW_PLUGIN && e->id == 0)
-		add_plugin(sw, e);
-	else if (e->kind == SW_CACHING)
+	if (e->resident)
 		e->since = time(NULL);
+	else if (e->id == 0)
+		add_plugin(sw, e);
 	sw->current = e;
 	sw_pin(old);
 	struct sw_entry *gone = sw_unpin(sw, old);
@@ -537,7 +519,7 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 		free(e);
 		return rc;
 	}
-	e->kind = SW_PLUGIN;
+	e->a = npl_allocator(e->npl);
 	e->since = p->loaded_at;
 	npl_set_foreign_check(e->npl, foreign_memory, sw);
 	npl_set_warn(e->npl, plugin_warning, sw);

@@ -9,19 +9,24 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "allocator.h"
 #include "allocator_switch.h"
 
 struct sw_owner;
 
 struct sw_entry {
 	unsigned id;
-	enum sw_kind kind;
 	char name[32];
-	struct npl *npl;          /* plug-in only */
+	struct allocator a;       /* every allocator call goes through it */
+	/* A plug-in's own facts (path, hooks, guards) and its lending; entries
+	 * on the plug-ins list only. */
+	struct npl *npl;
+	/* Never unloaded (the built-in allocator): its pins cost nothing. */
+	bool resident;
 	time_t since;
 	uint64_t live_blocks;     /* handed out through the switch, not freed */
 	uint64_t live_bytes;
-	unsigned busy;            /* plug-in only: calls running on it outside the lock */
+	unsigned busy;            /* calls running on it outside the lock, unless resident */
 	bool fault_told;          /* its fault was reported and it was retired */
 	bool kept;                /* loaded with "load", pinned until "unload" */
 	unsigned mempools;        /* MemPools whose allocator it is (each a pin) */
@@ -64,7 +69,9 @@ struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
  * included) shares a byte with [ptr, ptr + size); its name in owner. */
 bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const void *ptr,
 		     size_t size, char *owner, size_t ownerlen);
-/* After a call on `e`: a plug-in that faulted stops being current, once. */
-void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
+/* After a call returned -EFAULT: each plug-in that faulted (the one called,
+ * or a MemPool's inside the caching allocator) stops being current, and is
+ * told once. */
+void sw_note_faults(struct sw *sw);                             /* no lock */
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

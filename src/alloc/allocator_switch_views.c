@@ -20,13 +20,11 @@
 static int entry_stats(struct sw *sw, struct sw_entry *e, int device,
 		       struct npa_stats *out)
 {
-	if (e->kind == SW_CACHING)
-		return npa_get_stats(sw->npa, device, out);
-	int rc = npl_get_stats(e->npl, device, out);
+	int rc = e->a.ops->get_stats(e->a.self, device, out);
 	if (rc != -EFAULT)
 		return rc;
-	sw_note_fault(sw, e);
-	return npl_get_own_stats(e->npl, device, out);
+	sw_note_faults(sw);
+	return e->a.ops->get_stats(e->a.self, device, out);
 }
 
 int sw_get_stats(struct sw *sw, int device, struct npa_stats *out)
@@ -40,8 +38,7 @@ int sw_get_stats(struct sw *sw, int device, struct npa_stats *out)
 int sw_snapshot(struct sw *sw, int device, struct npa_snapshot *out)
 {
 	struct sw_entry *e = sw_pin_current(sw);
-	int rc = e->kind == SW_CACHING ? npa_snapshot(sw->npa, device, out)
-				       : npl_snapshot(e->npl, device, out);
+	int rc = e->a.ops->snapshot(e->a.self, device, out);
 	sw_release(sw, e);
 	return rc;
 }
@@ -102,26 +99,22 @@ static void release_all(struct sw *sw, struct sw_entry **all, size_t n)
 
 enum control { EMPTY_CACHE, RESET_PEAK, RESET_ACCUMULATED };
 
-static int entry_control(struct sw *sw, struct sw_entry *e, enum control c,
-			 int device)
+static int entry_control(struct sw_entry *e, enum control c, int device)
 {
-	bool caching = e->kind == SW_CACHING;
+	const struct allocator_ops *ops = e->a.ops;
 	char what[8];
 
-	/* A plug-in retired by a fault has nothing to empty or reset. */
-	if (!caching && npl_fault(e->npl, what, sizeof(what)))
+	/* An allocator retired by a fault has nothing to empty or reset. */
+	if (allocator_faulted(e->a, what, sizeof(what)))
 		return 0;
 
 	switch (c) {
 	case EMPTY_CACHE:
-		return caching ? npa_empty_cache(sw->npa, device)
-			       : npl_empty_cache(e->npl, device);
+		return ops->empty_cache(e->a.self, device);
 	case RESET_PEAK:
-		return caching ? npa_reset_peak_stats(sw->npa, device)
-			       : npl_reset_peak_stats(e->npl, device);
+		return ops->reset_peak(e->a.self, device);
 	case RESET_ACCUMULATED:
-		return caching ? npa_reset_accumulated_stats(sw->npa, device)
-			       : npl_reset_accumulated_stats(e->npl, device);
+		return ops->reset_accumulated(e->a.self, device);
 	}
 	return -EINVAL;
 }
@@ -133,9 +126,9 @@ static int control_all(struct sw *sw, enum control c, int device)
 	int rc = pin_all(sw, &all, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		int r = entry_control(sw, all[i], c, device);
+		int r = entry_control(all[i], c, device);
 		if (r == -EFAULT)
-			sw_note_fault(sw, all[i]);
+			sw_note_faults(sw);
 		if (!rc)
 			rc = r;
 	}
@@ -162,12 +155,13 @@ int sw_reset_accumulated_stats(struct sw *sw, int device)
 int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
 			   char *err, size_t errlen)
 {
-	int rc = npa_set_memory_fraction(sw->npa, device, fraction, err, errlen);
+	struct allocator caching = sw->caching.a;
+	int rc = caching.ops->set_fraction(caching.self, device, fraction, err, errlen);
 	if (rc)
 		return rc;
 	struct sw_entry *e = sw_pin_current(sw);
-	if (e->kind == SW_PLUGIN)
-		rc = npl_set_memory_fraction(e->npl, device, fraction, err, errlen);
+	if (e != &sw->caching)
+		rc = e->a.ops->set_fraction(e->a.self, device, fraction, err, errlen);
 	sw_release(sw, e);
 	return rc;
 }
@@ -175,8 +169,7 @@ int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
 double sw_get_memory_fraction(struct sw *sw, int device)
 {
 	struct sw_entry *e = sw_pin_current(sw);
-	double f = e->kind == SW_CACHING ? npa_get_memory_fraction(sw->npa, device)
-					 : npl_get_memory_fraction(e->npl, device);
+	double f = e->a.ops->get_fraction(e->a.self, device);
 	sw_release(sw, e);
 	return f;
 }
@@ -193,11 +186,11 @@ static void fill_hooks(const struct plugin *p, struct sw_info *info)
 	}
 }
 
-/* Lock held (npl's own lock nests inside the switch's). */
+/* Lock held. What every allocator of the switch shows. */
 static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 {
 	info->id = e->id;
-	info->kind = e->kind;
+	info->kind = SW_CACHING;
 	info->current = e == sw->current;
 	info->kept = e->kept;
 	info->mempools = e->mempools;
@@ -205,9 +198,16 @@ static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 	info->since = e->since;
 	info->live_blocks = e->live_blocks;
 	info->live_bytes = e->live_bytes;
-	if (e->kind != SW_PLUGIN)
-		return;
+}
+
+/* Lock held (npl's own lock nests inside the switch's). What a plug-in
+ * shows besides: where it came from, its hooks, its guards' counts. */
+static void fill_plugin_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
+{
 	const struct plugin *p = npl_plugin(e->npl);
+
+	fill_info(sw, e, info);
+	info->kind = SW_PLUGIN;
 	snprintf(info->path, sizeof(info->path), "%s", p->path);
 	snprintf(info->alloc_name, sizeof(info->alloc_name), "%s", p->alloc_name);
 	snprintf(info->free_name, sizeof(info->free_name), "%s", p->free_name);
@@ -215,6 +215,8 @@ static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 	npl_guard_counts(e->npl, &info->guard);
 }
 
+/* The built-in allocator, then the plug-ins oldest first; the current one
+ * is moved to the front. */
 int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
 {
 	pthread_mutex_lock(&sw->lock);
@@ -226,14 +228,17 @@ int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
 		pthread_mutex_unlock(&sw->lock);
 		return -ENOMEM;
 	}
-	size_t i = 0;
-	fill_info(sw, sw->current, &info[i++]);
-	if (sw->current != &sw->caching)
-		fill_info(sw, &sw->caching, &info[i++]);
-	for (struct sw_entry *p = sw->plugins; p; p = p->next)
-		if (p != sw->current)
-			fill_info(sw, p, &info[i++]);
+	size_t i = 0, current = 0;
+	fill_info(sw, &sw->caching, &info[i++]);
+	for (struct sw_entry *p = sw->plugins; p; p = p->next) {
+		if (p == sw->current)
+			current = i;
+		fill_plugin_info(sw, p, &info[i++]);
+	}
 	pthread_mutex_unlock(&sw->lock);
+	struct sw_info first = info[current];
+	memmove(&info[1], &info[0], current * sizeof(*info));
+	info[0] = first;
 	*out = info;
 	*n = i;
 	return 0;
@@ -260,13 +265,11 @@ static int owned_cmp(const void *x, const void *y)
 	return a->r.lo < b->r.lo ? -1 : a->r.lo > b->r.lo;
 }
 
-static int add_ranges(struct sw *sw, struct sw_entry *e, int device, struct owned **all,
-		      size_t *n)
+static int add_ranges(struct sw_entry *e, int device, struct owned **all, size_t *n)
 {
 	struct npa_range *r;
 	size_t k;
-	int rc = e->kind == SW_CACHING ? npa_segment_ranges(sw->npa, device, &r, &k)
-				       : npl_block_ranges(e->npl, device, &r, &k);
+	int rc = e->a.ops->ranges(e->a.self, device, &r, &k);
 	struct owned *grown = rc || k == 0 ? NULL : realloc(*all, (*n + k) * sizeof(**all));
 
 	if (rc == 0 && k != 0 && grown == NULL)
@@ -287,7 +290,7 @@ int sw_check(struct sw *sw, int device, char *err, size_t errlen)
 	int rc = pin_all(sw, &entries, &ne);
 
 	for (size_t i = 0; rc == 0 && i < ne; i++)
-		rc = add_ranges(sw, entries[i], device, &all, &n);
+		rc = add_ranges(entries[i], device, &all, &n);
 	if (rc == 0 && n > 1)
 		qsort(all, n, sizeof(*all), owned_cmp);
 	for (size_t i = 1; rc == 0 && i < n; i++) {

@@ -20,28 +20,10 @@
 
 #include <acl/acl_rt.h>
 
+#include "pool_id.h"
 #include "snapshot.h"
 
 struct npa;
-
-/* upstream MempoolId_t; (0, 0) is the default pool. */
-struct npa_pool_id {
-	uint64_t first;
-	uint64_t second;
-};
-
-static inline bool npa_pool_id_is_default(struct npa_pool_id id)
-{
-	return id.first == 0 && id.second == 0;
-}
-
-static inline bool npa_pool_id_eq(struct npa_pool_id a, struct npa_pool_id b)
-{
-	return a.first == b.first && a.second == b.second;
-}
-
-/* Whether an allocation on `stream` goes to the scope's pool. */
-typedef bool (*npa_pool_filter)(aclrtStream stream, void *arg);
 
 /*
  * upstream graph_pool_handle(is_user_created): (0, uid++) for a user's

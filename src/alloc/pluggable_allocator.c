@@ -819,29 +819,29 @@ int npl_reset_accumulated_stats(struct npl *a, int device)
 	return rc;
 }
 
-void npl_begin_allocate_to_pool(struct npl *a, int device,
-				struct npumemfs_mempool_id pool,
-				npumemfs_stream_filter filter, void *arg)
+int npl_begin_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool,
+			       npumemfs_stream_filter filter, void *arg)
 {
 	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = pool,
 			      .filter = filter, .arg = arg };
-	if (a->plugin->hook.begin_allocate_to_pool)
-		call(a, &c);
+	return a->plugin->hook.begin_allocate_to_pool ? call(a, &c) : 0;
 }
 
-void npl_end_allocate_to_pool(struct npl *a, int device,
-			      struct npumemfs_mempool_id pool)
+int npl_end_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
 {
 	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = pool };
-	if (a->plugin->hook.end_allocate_to_pool)
-		call(a, &c);
+	return a->plugin->hook.end_allocate_to_pool ? call(a, &c) : 0;
 }
 
-void npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
+int npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
 {
 	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = pool };
-	if (a->plugin->hook.release_pool)
-		call(a, &c);
+	return a->plugin->hook.release_pool ? call(a, &c) : 0;
+}
+
+int npl_device_count(const struct npl *a)
+{
+	return a->device_count;
 }
 
 int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out)

@@ -131,14 +131,13 @@ int npl_reset_peak_stats(struct npl *a, int device);
 /* The wrapper's totals; upstream only warns (NPL_WARN_RESET_ACCUMULATED). */
 int npl_reset_accumulated_stats(struct npl *a, int device); /* -1: all */
 
-/* Private-pool hooks; a no-op where the plug-in has none, as upstream. */
-void npl_begin_allocate_to_pool(struct npl *a, int device,
-				struct npumemfs_mempool_id pool,
-				npumemfs_stream_filter filter, void *arg);
-void npl_end_allocate_to_pool(struct npl *a, int device,
-			      struct npumemfs_mempool_id pool);
-void npl_release_pool(struct npl *a, int device,
-		      struct npumemfs_mempool_id pool);
+/* Private-pool hooks; a no-op where the plug-in has none, as upstream.
+ * -EFAULT when the hook faulted. */
+int npl_begin_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool,
+			       npumemfs_stream_filter filter, void *arg);
+int npl_end_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool);
+int npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool);
+int npl_device_count(const struct npl *a);
 
 /*
  * memory_stats(device): the get_device_stats hook's numbers, or without

@@ -255,8 +255,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
 	}
-	struct wl_target replay_target = wl_target_switch(d->sw);
-	rw_init(&d->replay, &replay_target, &d->log);
+	rw_init(&d->replay, sw_allocator(d->sw), &d->log);
 	d->replay.launcher = d->ops;
 	dlog_printf(&d->log, "started: %d %s device%s of %llu bytes%s%s",
 		    d->device_count, d->flavor->name, d->device_count == 1 ? "" : "s",

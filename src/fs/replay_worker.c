@@ -30,11 +30,11 @@ static double elapsed(const struct timespec *since)
 	       (double)(now.tv_nsec - since->tv_nsec) / 1e9;
 }
 
-void rw_init(struct replay_worker *rw, const struct wl_target *target,
+void rw_init(struct replay_worker *rw, struct allocator target,
 	     struct dlog *log)
 {
 	memset(rw, 0, sizeof(*rw));
-	rw->target = *target;
+	rw->target = target;
 	rw->log = log;
 	pthread_mutex_init(&rw->start_lock, NULL);
 	pthread_mutex_init(&rw->lock, NULL);
@@ -175,7 +175,7 @@ static int prepare(struct replay_worker *rw, const char *path, char *err,
 	int rc = wl_trace_load_file(path, &t, err, errlen);
 
 	if (rc == 0)
-		rc = wl_replay_new_target(&rw->target, t, &r, err, errlen);
+		rc = wl_replay_new_target(rw->target, t, &r, err, errlen);
 	if (rc == 0 && rw->launcher)
 		wl_replay_set_launcher(r, rw->launcher);
 	if (rc) {

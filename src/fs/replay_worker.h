@@ -27,7 +27,7 @@
 enum rw_state { RW_IDLE, RW_RUNNING, RW_DONE, RW_FAILED, RW_STOPPED };
 
 struct replay_worker {
-	struct wl_target target; /* the allocator switch, in the daemon */
+	struct allocator target; /* the allocator switch, in the daemon */
 	struct op_launcher *launcher; /* launch_op's, shared with ctl/op; may be NULL */
 	struct dlog *log;
 
@@ -59,7 +59,7 @@ struct replay_worker {
  * Replays allocate through `target` (the daemon passes its allocator
  * switch, so a plug-in current at an allocation makes that block).
  */
-void rw_init(struct replay_worker *rw, const struct wl_target *target,
+void rw_init(struct replay_worker *rw, struct allocator target,
 	     struct dlog *log);
 /*
  * Load `path` and start replaying it. -EBUSY while a replay runs; the

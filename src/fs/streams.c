@@ -14,7 +14,7 @@ int streams_init(struct fs_streams *s, struct sw *sw, int device_count)
 	s->sw = sw;
 	s->device_count = device_count;
 	for (int i = 0; i < device_count; i++) {
-		int rc = ts_new_switch(sw, i, NULL, &s->tensors[i][0]);
+		int rc = ts_new(sw_allocator(sw), i, NULL, &s->tensors[i][0]);
 		if (rc)
 			return rc;
 	}
@@ -107,7 +107,7 @@ static int make_store_locked(struct fs_streams *s, int device, int index, char *
 
 	if (rc || s->tensors[device][index])
 		return rc;
-	rc = ts_new_switch(s->sw, device, s->stream[device][index],
+	rc = ts_new(sw_allocator(s->sw), device, s->stream[device][index],
 			   &s->tensors[device][index]);
 	if (rc)
 		snprintf(err, errlen, "no memory for the tensors of stream %d", index);

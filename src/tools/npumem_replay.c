@@ -325,8 +325,8 @@ static int replay_refused(struct run *r, int rc)
 
 static int start_replay(struct run *r, const struct cli *cli)
 {
-	struct wl_target target = r->sw ? wl_target_switch(r->sw) : wl_target_npa(r->alloc);
-	int rc = wl_replay_new_target(&target, r->trace, &r->replay, r->err, sizeof(r->err));
+	struct allocator target = r->sw ? sw_allocator(r->sw) : npa_allocator(r->alloc);
+	int rc = wl_replay_new_target(target, r->trace, &r->replay, r->err, sizeof(r->err));
 
 	if (rc != 0)
 		return replay_refused(r, rc);

@@ -55,10 +55,10 @@ static bool names_a_device(uint16_t op)
 	       op == WL_PIN || op == WL_COPY;
 }
 
-static int check_devices(const struct wl_target_ops *ops, void *ctx,
-			 const struct wl_trace *t, char *err, size_t errlen)
+static int check_devices(struct allocator a, const struct wl_trace *t, char *err,
+			 size_t errlen)
 {
-	int count = ops->device_count(ctx);
+	int count = a.ops->device_count(a.self);
 
 	for (size_t i = 0; i < t->nevents; i++) {
 		const struct wl_event *ev = &t->events[i];
@@ -76,9 +76,8 @@ static int check_devices(const struct wl_target_ops *ops, void *ctx,
 int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
 		  char *err, size_t errlen)
 {
-	struct wl_target tg = wl_target_npa(a);
 
-	return wl_replay_new_target(&tg, t, out, err, errlen);
+	return wl_replay_new_target(npa_allocator(a), t, out, err, errlen);
 }
 
 int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size)
@@ -142,26 +141,25 @@ static int no_room(const struct wl_trace *t, int rc, char *err, size_t errlen)
 
 int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen)
 {
-	int rc = check_devices(r->ops, r->ctx, r->t, err, errlen);
+	int rc = check_devices(r->a, r->t, err, errlen);
 
 	if (rc == 0 && (rc = grow_all(r)) != 0)
 		return no_room(r->t, rc, err, errlen);
 	return rc;
 }
 
-int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
+int wl_replay_new_target(struct allocator target, const struct wl_trace *t,
 			 struct wl_replay **out, char *err, size_t errlen)
 {
 	struct wl_replay *r;
-	int rc = check_devices(target->ops, target->ctx, t, err, errlen);
+	int rc = check_devices(target, t, err, errlen);
 
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return no_room(t, -ENOMEM, err, errlen);
-	r->ops = target->ops;
-	r->ctx = target->ctx;
+	r->a = target;
 	r->t = t;
 	for (int op = 0; op < WL_NOPS; op++)
 		r->op_names[op] = wl_op_name(op);
@@ -175,7 +173,7 @@ int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *
 
 void wl_replay_set_check(struct wl_replay *r, bool check)
 {
-	r->check = check && r->ops->check != NULL;
+	r->check = check && r->a.ops->check != NULL;
 }
 
 /* The stream for (device, dense index), created on first use; NULL: default. */
@@ -193,7 +191,7 @@ static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 		return e;
 	/* Trace stream S is the S-th stream a fresh process takes from the
 	 * pool; the allocator orders pending events by that stream's hash. */
-	if (r->ops->set_stream_number(r->ctx, *s, device, r->t->stream_number[index]) != 0)
+	if (allocator_set_stream_number(r->a, *s, device, r->t->stream_number[index]) != 0)
 		return ACL_ERROR_BAD_ALLOC;
 	*out = *s;
 	return ACL_SUCCESS;
@@ -215,7 +213,7 @@ static int do_alloc(struct wl_replay *r, const struct wl_event *ev, char *err,
 
 	if (rc)
 		return rc;
-	rc = r->ops->malloc(r->ctx, ev->device, ev->size, s, &r->ptr[ev->slot],
+	rc = r->a.ops->malloc(r->a.self, ev->device, ev->size, s, &r->ptr[ev->slot],
 			    r->msg, sizeof(r->msg));
 	if (rc == 0) {
 		r->c.allocs++;
@@ -368,7 +366,7 @@ static int do_free(struct wl_replay *r, const struct wl_event *ev, char *err,
 	forget_uses(r, ev->slot);
 	if (rc)
 		return rc;
-	if (p != NULL && (rc = r->ops->free(r->ctx, p, r->msg, sizeof(r->msg))) != 0)
+	if (p != NULL && (rc = r->a.ops->free(r->a.self, p, r->msg, sizeof(r->msg))) != 0)
 		return wl_replay_fail(r, ev, rc, err, errlen, r->msg);
 	r->c.frees++;
 	return 0;
@@ -406,7 +404,7 @@ static int do_record_stream(struct wl_replay *r, const struct wl_event *ev,
 		return acl_fail(r, ev, e, "aclrtSetDevice", err, errlen);
 	if (note_use(r, ev) != 0)
 		return wl_replay_fail(r, ev, -ENOMEM, err, errlen, "out of memory");
-	return refused(r, ev, r->ops->record_stream(r->ctx, p, s), "record_stream",
+	return refused(r, ev, r->a.ops->record_stream(r->a.self, p, s), "record_stream",
 		       err, errlen);
 }
 
@@ -420,14 +418,14 @@ static int do_erase_stream(struct wl_replay *r, const struct wl_event *ev,
 
 	if (rc != 0)
 		return rc > 0 ? 0 : rc;
-	return refused(r, ev, r->ops->erase_stream(r->ctx, p, s), "erase_stream",
+	return refused(r, ev, r->a.ops->erase_stream(r->a.self, p, s), "erase_stream",
 		       err, errlen);
 }
 
 static int sync_all_devices(struct wl_replay *r, const struct wl_event *ev,
 			    char *err, size_t errlen)
 {
-	int count = r->ops->device_count(r->ctx);
+	int count = r->a.ops->device_count(r->a.self);
 	aclError e;
 
 	for (int d = 0; d < count; d++) {
@@ -472,7 +470,7 @@ static int do_sync(struct wl_replay *r, const struct wl_event *ev, char *err, si
 static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	int rc = r->ops->set_fraction(r->ctx, ev->device, ev->fraction, r->msg,
+	int rc = r->a.ops->set_fraction(r->a.self, ev->device, ev->fraction, r->msg,
 				      sizeof(r->msg));
 
 	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
@@ -495,13 +493,13 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 	case WL_SYNC:
 		return do_sync(r, ev, err, errlen);
 	case WL_EMPTY_CACHE:
-		return refused(r, ev, r->ops->empty_cache(r->ctx, -1), "empty_cache",
+		return refused(r, ev, r->a.ops->empty_cache(r->a.self, -1), "empty_cache",
 			       err, errlen);
 	case WL_RESET_PEAK:
-		return refused(r, ev, r->ops->reset_peak(r->ctx, -1), "reset_peak",
+		return refused(r, ev, r->a.ops->reset_peak(r->a.self, -1), "reset_peak",
 			       err, errlen);
 	case WL_RESET_ACCUMULATED:
-		return refused(r, ev, r->ops->reset_accumulated(r->ctx, -1),
+		return refused(r, ev, r->a.ops->reset_accumulated(r->a.self, -1),
 			       "reset_accumulated", err, errlen);
 	case WL_FRACTION:
 		return do_fraction(r, ev, err, errlen);
@@ -531,7 +529,7 @@ static int check_all(struct wl_replay *r, const struct wl_event *ev, char *err,
 	char what[NPA_ERRLEN + 32];
 
 	for (int d = 0; d < r->ndevices; d++) {
-		int rc = r->ops->check(r->ctx, d, r->msg, sizeof(r->msg));
+		int rc = r->a.ops->check(r->a.self, d, r->msg, sizeof(r->msg));
 		if (rc) {
 			snprintf(what, sizeof(what), "after this event: %s", r->msg);
 			return wl_replay_fail(r, ev, rc, err, errlen, what);
@@ -591,7 +589,7 @@ void wl_replay_release_all(struct wl_replay *r)
 		void *p = r->ptr[i];
 		r->ptr[i] = NULL;
 		if (p != NULL && p != OOMED)
-			r->ops->free(r->ctx, p, NULL, 0);
+			r->a.ops->free(r->a.self, p, NULL, 0);
 		if (r->done != NULL)
 			drop_done(r, i);
 		forget_uses(r, i);
@@ -620,7 +618,7 @@ void wl_replay_free(struct wl_replay *r)
 			aclrtStream s = *wl_replay_stream_at(r, d, (int32_t)k);
 			if (s == NULL)
 				continue;
-			r->ops->set_stream_number(r->ctx, s, d, -1);
+			allocator_set_stream_number(r->a, s, d, -1);
 			aclrtSetDevice(d);
 			aclrtSynchronizeStream(s);
 			aclrtDestroyStream(s);

@@ -84,6 +84,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/allocator.h"
 #include "alloc/caching_allocator.h"
 
 #define WL_ERRLEN 512
@@ -241,49 +242,6 @@ struct wl_replay_counters {
 	size_t position;        /* index of the next event to run */
 };
 
-/*
- * What a replay drives. Every function returns 0 or a negative errno;
- * malloc returns -ENOMEM for an OOM (counted, not an error) and writes its
- * reason to err for any failure. check may be NULL: the target has no
- * invariants to check, and wl_replay_set_check does nothing.
- */
-struct wl_target_ops {
-	int (*malloc)(void *ctx, int device, size_t size, aclrtStream stream,
-		      void **ptr, char *err, size_t errlen);
-	int (*free)(void *ctx, void *ptr, char *err, size_t errlen);
-	int (*record_stream)(void *ctx, void *ptr, aclrtStream stream);
-	/* npa_set_stream_number: the trace's number of a stream it made */
-	int (*set_stream_number)(void *ctx, aclrtStream stream, int device, long number);
-	int (*erase_stream)(void *ctx, void *ptr, aclrtStream stream);
-	int (*empty_cache)(void *ctx, int device);          /* -1: all */
-	int (*reset_peak)(void *ctx, int device);           /* -1: all */
-	int (*reset_accumulated)(void *ctx, int device);    /* -1: all */
-	int (*set_fraction)(void *ctx, int device, double fraction, char *err,
-			    size_t errlen);
-	int (*device_count)(void *ctx);
-	int (*check)(void *ctx, int device, char *err, size_t errlen);
-	/* The caching allocator if it serves allocations now, else NULL (a
-	 * plug-in is current): graphs and private pools are its own. */
-	struct npa *(*caching)(void *ctx);
-	/* The pinned host allocator (always the caching allocator's). */
-	struct npa_host *(*host)(void *ctx);
-};
-
-struct wl_target {
-	const struct wl_target_ops *ops;
-	void *ctx;
-};
-
-struct sw;
-
-/* The caching allocator `a`, called directly. */
-struct wl_target wl_target_npa(struct npa *a);
-/*
- * Whatever allocator `sw` has current at each allocation; each block is
- * freed by the allocator that made it, across swaps. No check.
- */
-struct wl_target wl_target_switch(struct sw *sw);
-
 struct wl_replay;
 
 /*
@@ -299,7 +257,7 @@ struct wl_replay;
 int wl_replay_new(struct npa *a, const struct wl_trace *t, struct wl_replay **out,
 		  char *err, size_t errlen);
 /* The same over any target (copied; its ctx must outlive the replay). */
-int wl_replay_new_target(const struct wl_target *target, const struct wl_trace *t,
+int wl_replay_new_target(struct allocator target, const struct wl_trace *t,
 			 struct wl_replay **out, char *err, size_t errlen);
 /*
  * The trace grew: a streamed trace's next chunk is in it. Make room for

@@ -38,7 +38,7 @@ int wl_replay_host_grow(struct wl_replay *r)
 
 static struct npa_host *host(struct wl_replay *r)
 {
-	return r->ops->host(r->ctx);
+	return r->a.ops->host(r->a.self);
 }
 
 static int host_fail(struct wl_replay *r, const struct wl_event *ev, aclError e,

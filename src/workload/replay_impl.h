@@ -37,8 +37,7 @@ int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size);
  * set before every call that depends on it rather than remembered.
  */
 struct wl_replay {
-	const struct wl_target_ops *ops;
-	void *ctx;            /* the target's */
+	struct allocator a;   /* what the events go to */
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
 	/* [nstreams * WL_MAX_DEVICES]: (dense stream, device); index 0

@@ -34,8 +34,8 @@ aclrtStream wl_replay_runtime_stream(const struct wl_replay *r, int device, long
 
 static int launcher_of(struct wl_replay *r)
 {
-	struct op_fallback fb = { .malloc = r->ops->malloc, .free = r->ops->free,
-				  .ctx = r->ctx };
+	struct op_fallback fb = { .malloc = r->a.ops->malloc, .free = r->a.ops->free,
+				  .ctx = r->a.self };
 	int rc;
 
 	if (r->launcher)

@@ -32,7 +32,7 @@ static int said(struct wl_replay *r, const struct wl_event *ev, int rc, char *er
 static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *err,
 			size_t errlen)
 {
-	struct npa *a = r->ops->caching ? r->ops->caching(r->ctx) : NULL;
+	struct npa *a = r->a.ops->caching(r->a.self);
 
 	if (a != NULL) {
 		r->npa = a;

@@ -38,8 +38,7 @@ struct staged {
 };
 
 struct tensor_store {
-	struct npa *a;          /* one of these two */
-	struct sw *sw;
+	struct allocator a;     /* the daemon's allocator switch, or a test's allocator */
 	int device;
 	aclrtStream stream;     /* NULL: the default stream */
 	pthread_mutex_t lock;
@@ -48,7 +47,7 @@ struct tensor_store {
 	size_t staged_bytes;
 };
 
-int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out)
+int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_store **out)
 {
 	struct tensor_store *ts = calloc(1, sizeof(*ts));
 
@@ -62,30 +61,15 @@ int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **
 	return 0;
 }
 
-int ts_new_switch(struct sw *sw, int device, aclrtStream stream,
-		  struct tensor_store **out)
-{
-	int rc = ts_new(NULL, device, stream, out);
-
-	if (rc == 0)
-		(*out)->sw = sw;
-	return rc;
-}
-
 static int block_alloc(struct tensor_store *ts, size_t size, void **ptr,
 		       char *err, size_t errlen)
 {
-	if (ts->sw)
-		return sw_malloc(ts->sw, ts->device, size, ts->stream, ptr, err, errlen);
-	return npa_malloc(ts->a, ts->device, size, ts->stream, ptr, err, errlen);
+	return ts->a.ops->malloc(ts->a.self, ts->device, size, ts->stream, ptr, err, errlen);
 }
 
 static void block_free(struct tensor_store *ts, void *ptr)
 {
-	if (ts->sw)
-		sw_free(ts->sw, ptr, NULL, 0);
-	else
-		npa_free(ts->a, ptr, NULL, 0);
+	ts->a.ops->free(ts->a.self, ptr, NULL, 0);
 }
 
 void ts_free(struct tensor_store *ts)

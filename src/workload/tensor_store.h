@@ -25,17 +25,13 @@
 
 #include <acl/acl_rt.h>
 
-#include "alloc/allocator_switch.h"
-#include "alloc/caching_allocator.h"
+#include "alloc/allocator.h"
 
 #define TS_NAME_MAX 255
 
 struct tensor_store;
 
-int ts_new(struct npa *a, int device, aclrtStream stream, struct tensor_store **out);
-/* The same, allocating through the allocator switch (the daemon's way). */
-int ts_new_switch(struct sw *sw, int device, aclrtStream stream,
-		  struct tensor_store **out);
+int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_store **out);
 /* Free every tensor, then the store. */
 void ts_free(struct tensor_store *ts);
 /* Free the host bytes kept for captured copies of models the runtime has

@@ -32,7 +32,7 @@ static int setup(void **state)
 	assert_int_equal(npusim_init(&sim), 0);
 	npa_conf_default(&opt.conf, opt.flavor);
 	assert_int_equal(npa_create(&opt, &fx.alloc), 0);
-	assert_int_equal(ts_new(fx.alloc, 0, NULL, &fx.ts), 0);
+	assert_int_equal(ts_new(npa_allocator(fx.alloc), 0, NULL, &fx.ts), 0);
 	*state = &fx;
 	return 0;
 }
@@ -172,7 +172,7 @@ static void writes_on_a_capturing_stream_are_made_by_each_replay(void **state)
 	char out[4], big[8], err[NPA_ERRLEN] = "";
 
 	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
-	assert_int_equal(ts_new(fx->alloc, 0, s, &ts), 0);
+	assert_int_equal(ts_new(npa_allocator(fx->alloc), 0, s, &ts), 0);
 	assert_int_equal(ts_create(ts, "t"), 0);
 	assert_int_equal(ts_write(ts, "t", "AAAA", 4, 0, NULL, 0), 4);
 	assert_int_equal(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
@@ -205,7 +205,7 @@ static void captured_bytes_are_kept_until_the_model_is_destroyed(void **state)
 	static const char kib[1024];
 
 	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
-	assert_int_equal(ts_new(fx->alloc, 0, s, &ts), 0);
+	assert_int_equal(ts_new(npa_allocator(fx->alloc), 0, s, &ts), 0);
 	assert_int_equal(ts_create(ts, "t"), 0);
 	assert_int_equal(ts_resize(ts, "t", 4096, NULL, 0), 0);
 	assert_int_equal(aclmdlRICaptureBegin(s, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);

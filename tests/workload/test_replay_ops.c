@@ -169,9 +169,9 @@ static void a_shared_launcher_counts_the_replay_and_gets_its_workspace_back_at_t
 	void **state)
 {
 	struct fixture *fx = start();
-	struct wl_target tg = wl_target_npa(fx->a);
+	struct allocator tg = npa_allocator(fx->a);
 	struct op_fallback fb = { .malloc = tg.ops->malloc, .free = tg.ops->free,
-				  .ctx = tg.ctx };
+				  .ctx = tg.self };
 	struct op_launcher *shared;
 	(void)state;
 

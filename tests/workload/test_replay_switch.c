@@ -86,7 +86,7 @@ static void use_passthrough(void)
 
 static int load(const char *text)
 {
-	struct wl_target target = wl_target_switch(fx.sw);
+	struct allocator target = sw_allocator(fx.sw);
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	int rc;
 
@@ -95,7 +95,7 @@ static int load(const char *text)
 	fclose(f);
 	if (rc)
 		fail_msg("parse: %s", fx.err);
-	return wl_replay_new_target(&target, fx.t, &fx.r, fx.err, sizeof(fx.err));
+	return wl_replay_new_target(target, fx.t, &fx.r, fx.err, sizeof(fx.err));
 }
 
 static void run(size_t from, size_t to)
