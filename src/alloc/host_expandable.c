@@ -78,7 +78,7 @@ static int by_addr(const struct xblock *a, const struct xblock *b)
 RB_GENERATE_INTERNAL(xsize_tree, xblock, link, by_size, XP_TREE_ATTR)
 RB_GENERATE_INTERNAL(xaddr_tree, xblock, link, by_addr, XP_TREE_ATTR)
 
-int host_xp_create(struct npa_host *h)
+static int xp_init(struct npa_host *h)
 {
 	struct host_expandable *xp = calloc(1, sizeof(*xp));
 
@@ -461,13 +461,15 @@ static void release_cached(struct npa_host *h)
 	release_blocks(h);
 }
 
-int host_xp_malloc(struct npa_host *h, size_t orig, void **ptr, char *err, size_t errlen)
+static int xp_allocate(struct npa_host *h, size_t orig, aclrtStream stream, void **ptr, char *err,
+		       size_t errlen)
 {
 	struct host_expandable *xp = h->xp;
 	size_t size = orig + 32 < XP_MIN_BLOCK ? XP_MIN_BLOCK
 		      : (orig + 32 + XP_MIN_BLOCK - 1) / XP_MIN_BLOCK * XP_MIN_BLOCK;
 	struct xblock *b;
 
+	(void)stream; /* one pool: no scope routes a stream elsewhere */
 	process_events(h);
 	b = get_free_block(xp, size);
 	if (b == NULL)
@@ -498,7 +500,7 @@ static struct xblock *find_active(struct host_expandable *xp, const void *ptr)
 	return b;
 }
 
-int host_xp_free(struct npa_host *h, void *ptr)
+static int xp_free(struct npa_host *h, void *ptr)
 {
 	struct xblock *b = find_active(h->xp, ptr);
 
@@ -516,7 +518,7 @@ int host_xp_free(struct npa_host *h, void *ptr)
 	return 0;
 }
 
-int host_xp_record_event(struct npa_host *h, const void *ptr, aclrtStream stream)
+static int xp_record_event(struct npa_host *h, const void *ptr, aclrtStream stream)
 {
 	struct xblock *b = find_active(h->xp, ptr);
 
@@ -525,25 +527,20 @@ int host_xp_record_event(struct npa_host *h, const void *ptr, aclrtStream stream
 	return host_streams_add(&b->streams, stream) == 0 ? 1 : -ENOMEM;
 }
 
-size_t host_xp_block_size(struct npa_host *h, const void *ptr)
+static size_t xp_block_size(struct npa_host *h, const void *ptr)
 {
 	struct xblock *b = find_active(h->xp, ptr);
 
 	return b != NULL && b->allocated ? b->size : 0;
 }
 
-void host_xp_empty_cache(struct npa_host *h)
-{
-	release_cached(h);
-}
-
-void host_xp_stats(struct npa_host *h, struct npa_host_stats *out)
+static void xp_stats(struct npa_host *h, struct npa_host_stats *out)
 {
 	out->allocated_bytes = h->xp->allocated_bytes;
 	out->active_bytes = h->xp->active_bytes;
 }
 
-void host_xp_reset(struct npa_host *h, bool peak)
+static void xp_reset(struct npa_host *h, bool peak)
 {
 	void (*stat)(struct npa_stat *) = peak ? npa_stat_reset_peak : npa_stat_reset_accumulated;
 
@@ -591,7 +588,7 @@ static void fill(const struct xblock *b, struct npa_host_block_info *out)
 	host_stream_ids(&b->streams, out->streams);
 }
 
-int host_xp_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n)
+static int xp_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n)
 {
 	struct host_expandable *xp = h->xp;
 	size_t nseg = count_segments(xp), count = 0, i = 0;
@@ -645,7 +642,7 @@ static int check_range(struct xsegment *s, struct xblock *head, int64_t *mapped,
 	return 0;
 }
 
-int host_xp_check(struct npa_host *h, char *err, size_t errlen)
+static int xp_check(struct npa_host *h, char *err, size_t errlen)
 {
 	struct host_expandable *xp = h->xp;
 	size_t nseg = count_segments(xp);
@@ -667,13 +664,11 @@ int host_xp_check(struct npa_host *h, char *err, size_t errlen)
 	return rc;
 }
 
-void host_xp_destroy(struct npa_host *h)
+static void xp_fini(struct npa_host *h)
 {
 	struct host_expandable *xp = h->xp;
 	struct xblock *b, *next, *tmp;
 
-	if (xp == NULL)
-		return;
 	RB_FOREACH_SAFE(b, xsize_tree, &xp->blocks, next)
 		drop_block(b);
 	RB_FOREACH_SAFE(b, xaddr_tree, &xp->unmapped, next)
@@ -687,3 +682,26 @@ void host_xp_destroy(struct npa_host *h)
 	free(xp);
 	h->xp = NULL;
 }
+
+const struct host_algo_ops host_expandable_ops = {
+	.variant = NPA_HOST_EXPANDABLE,
+	.capture_refusal =
+		"ACLGraph capture is not supported when pin_memory_expandable_segments=True. "
+		"NPUExpandableHostAllocatorImpl overrides allocate/free/empty_cache/record_event "
+		"and does not integrate with the base CachingHostAllocator's private pool "
+		"mechanism, which would cause capture-time pinned blocks to be incorrectly "
+		"recycled and lead to data corruption on graph replay. Please unset "
+		"pin_memory_expandable_segments in PYTORCH_NPU_ALLOC_CONF to use ACLGraph with "
+		"pin_memory, or avoid pin_memory calls inside capture regions.",
+	.init = xp_init,
+	.fini = xp_fini,
+	.allocate = xp_allocate,
+	.free = xp_free,
+	.record_event = xp_record_event,
+	.block_size = xp_block_size,
+	.empty_cache = release_cached,
+	.stats = xp_stats,
+	.reset = xp_reset,
+	.blocks = xp_blocks,
+	.check = xp_check,
+};

@@ -85,26 +85,60 @@ struct host_limits {
 
 struct host_expandable;
 
+/*
+ * What ATen's algorithm (host_caching.c) and torch_npu's expandable one
+ * (host_expandable.c) do differently. npa_host_create picks one table as
+ * torch_npu's call_once does, and every entry point calls through it
+ * under h->lock; nothing else asks which algorithm runs.
+ */
+struct host_algo_ops {
+	enum npa_host_variant variant;   /* for npa_host_variant() only */
+	bool pools;                      /* private pools can route to it */
+	const char *capture_refusal;     /* npa_host_capture_refusal's text */
+	/* State beyond struct npa_host; NULL when it needs none. */
+	int (*init)(struct npa_host *h);
+	/* Process exit: every block's memory goes back. */
+	void (*fini)(struct npa_host *h);
+	int (*allocate)(struct npa_host *h, size_t size, aclrtStream stream, void **ptr,
+			char *err, size_t errlen);
+	/* -EINVAL when ptr is not an allocated block's. */
+	int (*free)(struct npa_host *h, void *ptr);
+	int (*record_event)(struct npa_host *h, const void *ptr, aclrtStream stream);
+	size_t (*block_size)(struct npa_host *h, const void *ptr);
+	void (*empty_cache)(struct npa_host *h);
+	/* The counters it keeps; the timings are shared. */
+	void (*stats)(struct npa_host *h, struct npa_host_stats *out);
+	void (*reset)(struct npa_host *h, bool peak);
+	/* Every block, by address; *out and *n start empty. */
+	int (*blocks)(struct npa_host *h, struct npa_host_block_info **out, size_t *n);
+	int (*check)(struct npa_host *h, char *err, size_t errlen);
+};
+
+extern const struct host_algo_ops host_caching_ops;
+extern const struct host_algo_ops host_expandable_ops;
+
 struct npa_host {
 	struct npa_lock lock;
-	enum npa_host_variant variant;
+	const struct host_algo_ops *ops;
 	uint64_t host_capacity;          /* the machine's, for range sizes */
 	struct host_limits limits;
+	struct host_event_queue events;  /* newest at the head */
+	aclrtEvent *spare;               /* EventPool */
+	size_t nspare, spare_cap;
+	struct npa_duration_stat alloc_time, free_time;
+	/* ATen's algorithm and its private pools */
 	struct host_block *blocks;       /* by ptr */
 	struct host_pool dflt;
 	struct host_pool *pools;         /* private, insertion order */
 	struct host_scope *scopes;
 	size_t nscopes, scope_cap;
-	struct host_event_queue events;  /* newest at the head */
-	aclrtEvent *spare;               /* EventPool */
-	size_t nspare, spare_cap;
 	struct host_reserve reserve;
 	/* allocations and allocated_bytes, and per bucket the active stats */
 	struct npa_stat allocations, allocated_bytes;
 	struct npa_stat active_requests[NPA_HOST_BUCKETS];
 	struct npa_stat active_bytes[NPA_HOST_BUCKETS];
-	struct npa_duration_stat alloc_time, free_time;
-	struct host_expandable *xp;      /* the expandable variant's state */
+	/* the expandable algorithm */
+	struct host_expandable *xp;
 };
 
 /* host_allocator.c */
@@ -145,17 +179,8 @@ void host_pool_delete(struct npa_host *h, struct host_pool *p);
 bool host_pool_routed(const struct npa_host *h, const struct host_pool *p);
 void host_pools_fini(struct npa_host *h);
 
-/* host_expandable.c: the pin_memory_expandable_segments variant. */
-int host_xp_create(struct npa_host *h);
-void host_xp_destroy(struct npa_host *h);
-int host_xp_malloc(struct npa_host *h, size_t size, void **ptr, char *err, size_t errlen);
-int host_xp_free(struct npa_host *h, void *ptr);
-int host_xp_record_event(struct npa_host *h, const void *ptr, aclrtStream stream);
-size_t host_xp_block_size(struct npa_host *h, const void *ptr);
-void host_xp_empty_cache(struct npa_host *h);
-void host_xp_stats(struct npa_host *h, struct npa_host_stats *out);
-void host_xp_reset(struct npa_host *h, bool peak);
-int host_xp_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n);
-int host_xp_check(struct npa_host *h, char *err, size_t errlen);
+/* host_caching_check.c: ATen's algorithm's blocks and invariants. */
+int host_caching_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n);
+int host_caching_check(struct npa_host *h, char *err, size_t errlen);
 
 #endif /* NPA_HOST_IMPL_H */

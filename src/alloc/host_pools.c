@@ -96,7 +96,7 @@ int npa_host_begin_allocate_to_pool(struct npa_host *h, struct npa_pool_id id,
 	struct host_pool *p;
 	int rc = 0;
 
-	if (h->variant == NPA_HOST_EXPANDABLE)
+	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for begin_allocate_to_pool");
 	npa_lock_acquire(&h->lock);
 	p = create_or_incref(h, id);
@@ -117,7 +117,7 @@ int npa_host_end_allocate_to_pool(struct npa_host *h, struct npa_pool_id id, cha
 {
 	int rc = -ENOENT;
 
-	if (h->variant == NPA_HOST_EXPANDABLE)
+	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for end_allocate_to_pool");
 	npa_lock_acquire(&h->lock);
 	for (size_t i = 0; i < h->nscopes; i++) {
@@ -143,7 +143,7 @@ int npa_host_release_pool(struct npa_host *h, struct npa_pool_id id, char *err,
 	struct host_pool *p;
 	int rc = 0;
 
-	if (h->variant == NPA_HOST_EXPANDABLE)
+	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for release_pool");
 	npa_lock_acquire(&h->lock);
 	p = host_pool_find(h, id);

@@ -1,6 +1,6 @@
 /*
- * host_check.c - what the pinned cache holds, block by block, and the
- * invariants of the default host algorithm recomputed from its blocks.
+ * host_caching_check.c - what ATen's algorithm holds, block by block, and
+ * its invariants recomputed from its blocks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,8 +25,7 @@ static void fill_info(const struct host_block *b, struct npa_host_block_info *ou
 	host_stream_ids(&b->streams, out->streams);
 }
 
-/* Under the lock: every block of the default algorithm, by address. */
-static int collect(struct npa_host *h, struct npa_host_block_info **out, size_t *n)
+int host_caching_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n)
 {
 	struct host_block *b, *tmp;
 	size_t count = HASH_COUNT(h->blocks), i = 0;
@@ -40,18 +39,6 @@ static int collect(struct npa_host *h, struct npa_host_block_info **out, size_t 
 	if (count)
 		qsort(*out, count, sizeof(**out), host_info_by_address);
 	return 0;
-}
-
-int npa_host_blocks(struct npa_host *h, struct npa_host_block_info **out, size_t *n)
-{
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	npa_lock_acquire(&h->lock);
-	rc = h->variant == NPA_HOST_EXPANDABLE ? host_xp_blocks(h, out, n) : collect(h, out, n);
-	npa_lock_release(&h->lock);
-	return rc;
 }
 
 /* What the blocks say the counters must be. */
@@ -99,7 +86,7 @@ static int check_blocks(struct npa_host *h, struct host_totals *t, char *err, si
 					  (void *)b->ptr);
 	}
 	/* No two blocks overlap. */
-	int rc = collect(h, &sorted, &n);
+	int rc = host_caching_blocks(h, &sorted, &n);
 
 	for (size_t i = 1; rc == 0 && i < n; i++)
 		if (sorted[i - 1].address + sorted[i - 1].size > sorted[i].address)
@@ -135,7 +122,7 @@ static int check_counters(struct npa_host *h, const struct host_totals *t, char 
 	return 0;
 }
 
-static int check_caching(struct npa_host *h, char *err, size_t errlen)
+int host_caching_check(struct npa_host *h, char *err, size_t errlen)
 {
 	struct host_totals t = { 0 };
 	size_t owned = h->dflt.nblocks;
@@ -151,15 +138,4 @@ static int check_caching(struct npa_host *h, char *err, size_t errlen)
 		rc = npa_broken(err, errlen, "host pools own %zu blocks, %lld exist", owned,
 				(long long)t.blocks);
 	return rc ? rc : check_counters(h, &t, err, errlen);
-}
-
-int npa_host_check(struct npa_host *h, char *err, size_t errlen)
-{
-	int rc;
-
-	npa_lock_acquire(&h->lock);
-	rc = h->variant == NPA_HOST_EXPANDABLE ? host_xp_check(h, err, errlen)
-					       : check_caching(h, err, errlen);
-	npa_lock_release(&h->lock);
-	return rc;
 }
