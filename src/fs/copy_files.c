@@ -11,7 +11,7 @@
 #include "workload/pinned_copy.h"
 
 #include "daemon.h"
-#include "fuse_ops.h"
+#include "tree.h"
 #include "nodes.h"
 
 #define COPY_USAGE "'SRC DST': pinned/NAME and tensors/deviceN[/streamS]/NAME, either way round"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "fuse_ops.h"
+#include "tree.h"
 #include "nodes.h"
 
 int show_usage(struct nmfs *d, const struct target *t, struct sbuf *out)

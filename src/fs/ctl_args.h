@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "fuse_ops.h"
+#include "tree.h"
 
 #define CTL_MAX_WORDS 8
 #define CTL_NAME_MAX 63 /* a graph's, a mempool's or a pool handle's name */

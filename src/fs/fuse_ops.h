@@ -7,9 +7,6 @@
 #define FUSE_USE_VERSION 312
 #include <fuse.h>
 
-/* Writes to a ctl file larger than this are refused (sysfs takes a page). */
-#define NMFS_WRITE_MAX 4096
-
 extern const struct fuse_operations nmfs_ops;
 
 struct nmfs;

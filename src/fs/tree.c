@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +12,22 @@
 
 #include "daemon.h"
 #include "nodes.h"
+#include "open_file.h"
 #include "tree.h"
 
-#define DIR_(p) { .path = p, .kind = NODE_DIR, .mode = 0755 }
-#define RO(p, fn, h) { .path = p, .kind = NODE_TEXT, .mode = 0444, .show = fn, .help = h }
-#define CTL(p, fn, h, u) { .path = p, .kind = NODE_TEXT, .mode = 0600, .show = show_usage, .store = fn, .help = h, .usage = u }
+#define DIR_(p) { .path = p, .mode = S_IFDIR | 0755 }
+#define RO(p, fn, h) { .path = p, .mode = S_IFREG | 0444, .file = &text_file, .show = fn, .help = h }
+#define CTL(p, fn, h, u) { .path = p, .mode = S_IFREG | 0600, .file = &text_file, .show = show_usage, .store = fn, .help = h, .usage = u }
 
 /* Folders come before what they hold; a row matches before the rows
  * below it (so stream1..stream8 are folders, never tensor names). */
 static const struct node nodes[] = {
 	DIR_("/"),
-	{ .path = "/README", .kind = NODE_TEXT, .mode = 0444, .constant = true,
+	{ .path = "/README", .mode = S_IFREG | 0444, .file = &text_file, .constant = true,
 	  .show = show_readme, .help = "what every file is (this file)" },
-	{ .path = "/config", .kind = NODE_TEXT, .mode = 0444, .constant = true,
+	{ .path = "/config", .mode = S_IFREG | 0444, .file = &text_file, .constant = true,
 	  .show = show_config, .help = "the effective configuration, ini text" },
-	{ .path = "/log", .kind = NODE_LOG, .mode = 0444,
+	{ .path = "/log", .mode = S_IFREG | 0444, .file = &log_file,
 	  .help = "daemon messages, newest last, stamped with seconds since start (tail -f follows it)" },
 	DIR_("/metrics"),
 	RO("/metrics/npumemfs.prom", show_prometheus,
@@ -47,7 +49,7 @@ static const struct node nodes[] = {
 	RO("/snapshot/device{N}.pickle", show_snapshot_pickle,
 	   "_snapshot() with device_traces, the pickle memory_viz reads (_dump_snapshot)"),
 	DIR_("/snapshot/device{N}.pools"),
-	{ .path = "/snapshot/device{N}.pools/{NAME}.json", .kind = NODE_TEXT, .mode = 0444,
+	{ .path = "/snapshot/device{N}.pools/{NAME}.json", .mode = S_IFREG | 0444, .file = &text_file,
 	  .index = &pool_index, .show = show_pool_snapshot,
 	  .help = "memory_snapshot(mempool_id): the segments of one private pool, NAME its id F_S" },
 	DIR_("/pools"),
@@ -63,11 +65,11 @@ static const struct node nodes[] = {
 	RO("/host/blocks", show_host_blocks,
 	   "every pinned block: address, size, requested, pool, state, pending events, streams, during capture"),
 	DIR_("/pinned"),
-	{ .path = "/pinned/{NAME}", .kind = NODE_DATA, .mode = 0600,
+	{ .path = "/pinned/{NAME}", .mode = S_IFREG | 0600, .file = &data_file,
 	  .index = &pinned_index, .data = &pinned_data,
 	  .help = "a pin_memory() tensor as a file: create, truncate -s SIZE, write, read, rm" },
 	DIR_("/trace"),
-	{ .path = "/trace/device{N}", .kind = NODE_PIPE, .mode = 0444,
+	{ .path = "/trace/device{N}", .mode = S_IFREG | 0444, .file = &pipe_file,
 	  .help = "memory history of device N as JSON lines with frames (trace line or file); a read waits for new ones (trace_pipe)" },
 	DIR_("/oom"),
 	RO("/oom/device{N}", show_oom,
@@ -88,18 +90,18 @@ static const struct node nodes[] = {
 	   "old name of max_memory_reserved"),
 	RO("/devices/device{N}/mem_info", show_mem_info,
 	   "\"free total\" device bytes, as aclrtGetMemInfo"),
-	{ .path = "/devices/device{N}/memory_fraction", .kind = NODE_TEXT,
-	  .mode = 0600, .show = show_memory_fraction, .store = store_memory_fraction,
+	{ .path = "/devices/device{N}/memory_fraction", .mode = S_IFREG | 0600,
+	  .file = &text_file, .show = show_memory_fraction, .store = store_memory_fraction,
 	  .help = "share of the device the allocator may use (set_per_process_memory_fraction)",
 	  .usage = "a number f with 0 < f <= 1" },
 	DIR_("/tensors"),
 	DIR_("/tensors/device{N}"),
-	{ .path = "/tensors/device{N}/stream{S}", .kind = NODE_DIR, .mode = 0755,
+	{ .path = "/tensors/device{N}/stream{S}", .mode = S_IFDIR | 0755,
 	  .listed = stream_made },
-	{ .path = "/tensors/device{N}/stream{S}/{NAME}", .kind = NODE_DATA, .mode = 0600,
+	{ .path = "/tensors/device{N}/stream{S}/{NAME}", .mode = S_IFREG | 0600, .file = &data_file,
 	  .index = &tensor_index, .data = &tensor_data,
 	  .help = "the same on stream S (1..8): writes during its graph capture are captured" },
-	{ .path = "/tensors/device{N}/{NAME}", .kind = NODE_DATA, .mode = 0600,
+	{ .path = "/tensors/device{N}/{NAME}", .mode = S_IFREG | 0600, .file = &data_file,
 	  .index = &tensor_index, .data = &tensor_data,
 	  .help = "an allocation as a file: create, truncate -s SIZE, write, read, rm" },
 	DIR_("/ctl"),
@@ -127,21 +129,21 @@ static const struct node nodes[] = {
 	CTL("/ctl/empty_virt_addr_cache", store_empty_virt_addr_cache,
 	    "release cached blocks but keep unmapped pages (empty_virt_addr_cache(); needs expandable_segments)",
 	    "1 (all devices) or deviceN (one device)"),
-	{ .path = "/ctl/record_memory_history", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/ctl/record_memory_history", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_record_memory_history, .store = store_record_memory_history,
 	  .help = "memory history recording per device (_record_memory_history()); off by default",
 	  .usage = "'all [max_entries]' (default 100000), 'state' or 'off'; all devices" },
-	{ .path = "/ctl/alloc_conf", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/ctl/alloc_conf", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_alloc_conf, .store = store_alloc_conf,
 	  .help = "allocator settings in force: \"key value origin\" (default, ini, cli or write)",
 	  .usage = "key:value[,key:value...], PYTORCH_NPU_ALLOC_CONF syntax; shaping keys only with no memory held" },
-	{ .path = "/ctl/allocator", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/ctl/allocator", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_allocator, .store = store_allocator,
 	  .help = "the allocator in use and earlier ones still owning blocks",
 	  .usage = "'caching', 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in, made current), "
 		   "'load PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (loaded beside it) or "
 		   "'unload pluginK'" },
-	{ .path = "/ctl/graph", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/ctl/graph", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_graph, .store = store_graph,
 	  .help = "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
 	  .usage = "'create G', 'capture_begin G stream=S [pool=G2|pool=handle:H] "
@@ -149,7 +151,7 @@ static const struct node nodes[] = {
 		   "(torch.npu.graph's entry: synchronize, empty_cache, host_empty_cache, "
 		   "capture_begin), 'capture_end G', "
 		   "'replay G [stream=S]', 'reset G' or 'destroy G'" },
-	{ .path = "/ctl/mempool", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/ctl/mempool", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_mempool, .store = store_mempool,
 	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it, allocator",
 	  .usage = "'create M [use_on_oom] [no_split] [device=D] [allocator=pluginK]', "
@@ -170,11 +172,11 @@ static const struct node nodes[] = {
 	   "ACL allocator registrations per stream: descriptor, object, functions set, "
 	   "alloc/free calls, workspace outstanding"),
 	DIR_("/allocators"),
-	{ .path = "/allocators/{NAME}.device{N}", .kind = NODE_TEXT, .mode = 0444,
+	{ .path = "/allocators/{NAME}.device{N}", .mode = S_IFREG | 0444, .file = &text_file,
 	  .index = &allocator_index, .show = show_allocator_stats,
 	  .help = "memory_stats of one allocator alone: caching (built-in) or pluginK (each loaded plug-in)" },
 	DIR_("/workload"),
-	{ .path = "/workload/replay", .kind = NODE_TEXT, .mode = 0600,
+	{ .path = "/workload/replay", .mode = S_IFREG | 0600, .file = &text_file,
 	  .show = show_replay, .store = store_replay,
 	  .help = "a trace replayed in the background; read: state, progress, last error",
 	  .usage = "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
@@ -409,7 +411,7 @@ int tree_format_readme(struct sbuf *out)
 		if (!n->help)
 			continue;
 		fill_in(n->path + 1, &(struct fill){ "N", "S", "NAME" }, name, sizeof(name));
-		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)n->mode, n->help);
+		sbuf_printf(out, "%-36s %04o  %s\n", name, (unsigned)(n->mode & 07777), n->help);
 		if (n->usage)
 			sbuf_printf(out, "%-36s       write: %s\n", "", n->usage);
 	}

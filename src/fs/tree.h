@@ -24,10 +24,14 @@
 
 struct nmfs;
 struct node;
+struct fh;
+struct seen;
 
 #define TREE_NAME_MAX 255 /* a {NAME}, as a file name may be */
 #define TREE_ERRLEN 1024  /* an alloc_conf refusal lists every valid key */
 #define TREE_STREAMS 8    /* {S} is 1..8: streams besides the default one */
+/* Writes to a ctl file larger than this are refused (sysfs takes a page). */
+#define NMFS_WRITE_MAX 4096
 
 /* What a path names: a row, and the values of the indexes in its path. */
 struct target {
@@ -36,14 +40,6 @@ struct target {
 	int stream;                     /* {S}, or 0 (the default stream) */
 	char name[TREE_NAME_MAX + 1];   /* {NAME}, or "" */
 	unsigned id;                    /* what the index's lookup found for it */
-};
-
-enum node_kind {
-	NODE_DIR,
-	NODE_TEXT, /* made by show when opened; a write goes to store */
-	NODE_PIPE, /* read as a stream that waits for more (trace_pipe.h) */
-	NODE_LOG,  /* the daemon's log: grows at the end, read in place (daemon_log.h) */
-	NODE_DATA, /* bytes that stay, with a size: data_ops */
 };
 
 typedef int (*show_fn)(struct nmfs *d, const struct target *t, struct sbuf *out);
@@ -66,6 +62,26 @@ struct data_ops {
 			 size_t size, uint64_t off);
 };
 
+/*
+ * How a row's file is served (open_file.h has the four kinds). An
+ * operation left NULL is refused: a write with EACCES, a new file with
+ * EEXIST, an unlink, truncate or touch with EACCES.
+ */
+struct file_ops {
+	/* flags as open(2)'s. */
+	int (*open)(struct nmfs *d, struct fh *fh, int flags);
+	void (*release)(struct fh *fh);
+	int (*read)(struct nmfs *d, struct fh *fh, char *buf, size_t size, off_t off,
+		    int flags);
+	int (*write)(struct nmfs *d, struct fh *fh, const char *buf, size_t size, off_t off);
+	/* Size and mtime for a stat, through `fh` if the caller has it open. */
+	int (*stat)(struct nmfs *d, const struct target *t, struct fh *fh, struct seen *s);
+	int (*truncate)(struct nmfs *d, const struct target *t, off_t size);
+	int (*create)(struct nmfs *d, const struct target *t);
+	int (*unlink)(struct nmfs *d, const struct target *t);
+	int (*touch)(struct nmfs *d, const struct target *t);
+};
+
 /* Called for each name an index lists; non-zero stops the listing. */
 typedef int (*name_visit_fn)(void *arg, const char *name);
 
@@ -81,13 +97,13 @@ struct node_index {
 
 struct node {
 	const char *path;
-	enum node_kind kind;
-	mode_t mode;
+	mode_t mode;                    /* S_IFDIR or S_IFREG, and the permissions */
+	const struct file_ops *file;    /* files only */
 	const struct node_index *index; /* rows with {NAME} */
 	bool constant;  /* content fixed for the daemon's life (README, config) */
-	show_fn show;
-	store_fn store;
-	const struct data_ops *data;
+	show_fn show;                   /* text_file: the text; */
+	store_fn store;                 /* and a write, if it takes one */
+	const struct data_ops *data;    /* data_file: the bytes */
 	/* Rows that are always there but listed only once in use (a stream's
 	 * folder, once the stream is made); NULL: always listed. */
 	bool (*listed)(struct nmfs *d, const struct target *t);
