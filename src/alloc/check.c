@@ -279,23 +279,25 @@ static long device_segments_of(const struct npa_device *dev,
 static int check_private_pools(const struct npa_device *dev, size_t *pooled,
 			       size_t *unmapped, char *err, size_t errlen)
 {
-	for (const struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+	for (const struct npa_private_pool *pp = npa_private_pool_first(&dev->pools); pp != NULL;
+	     pp = npa_private_pool_next(pp)) {
+		const struct private_pool *base = &pp->base;
 		int rc = check_pool(dev, &pp->small, pooled, unmapped, err, errlen);
 
 		if (rc == 0)
 			rc = check_pool(dev, &pp->large, pooled, unmapped, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (pp->use_count < 0 || pp->freeable != (pp->use_count == 0))
+		if (base->use_count < 0 || base->freeable != (base->use_count == 0))
 			return npa_broken(err, errlen,
 					  "pool (%" PRIu64 ",%" PRIu64 "): use_count %d, %s",
-					  pp->id.first, pp->id.second, pp->use_count,
-					  pp->freeable ? "freeable" : "not freeable");
+					  base->id.first, base->id.second, base->use_count,
+					  base->freeable ? "freeable" : "not freeable");
 		long segments = pp->mapped_pages ? pp->malloc_count : device_segments_of(dev, pp);
 		if (pp->malloc_count != segments)
 			return npa_broken(err, errlen,
 					  "pool (%" PRIu64 ",%" PRIu64 "): npuMalloc_count %ld, %ld segments",
-					  pp->id.first, pp->id.second, pp->malloc_count, segments);
+					  base->id.first, base->id.second, pp->malloc_count, segments);
 	}
 	return 0;
 }

@@ -64,7 +64,7 @@ struct npa_device {
 	/* Freed during a capture with stream uses: their events are recorded
 	 * once no capture is under way (needs_events_deferred_until_no_capture). */
 	struct npa_block *deferred;
-	struct npa_private_pools pools; /* graph_pools and allocation_scopes_ */
+	struct pool_registry pools; /* graph_pools and allocation_scopes_ */
 	int active_captures;           /* num_active_captures_ (markCaptureBegin) */
 	size_t total_allocated_memory; /* device bytes held */
 	bool set_fraction;
@@ -286,7 +286,7 @@ void npa_history_fini(struct npa_device *dev);
 /* upstream's owner_MempoolId(): the private pool a block pool serves. */
 static inline struct npa_pool_id npa_pool_owner_id(const struct npa_pool *pool)
 {
-	return pool->owner != NULL ? pool->owner->id : (struct npa_pool_id){ 0, 0 };
+	return pool->owner != NULL ? pool->owner->base.id : (struct npa_pool_id){ 0, 0 };
 }
 
 static inline bool npa_recording(const struct npa_device *dev)

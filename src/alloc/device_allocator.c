@@ -24,6 +24,7 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 	dev->conf = conf;
 	npa_pool_init(&dev->small, true);
 	npa_pool_init(&dev->large, false);
+	npa_private_pools_init(&dev->pools);
 	RB_INIT(&dev->segments);
 	dev->oversize_exact = true;
 	dev->rounds_by_divisions = npa_conf_rounds_by_divisions(conf);
@@ -241,10 +242,11 @@ static bool mempool_fallback(struct npa_device *dev, struct npa_alloc_params *p)
 {
 	if (p->pool->owner != NULL)
 		return false;
-	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+	for (struct npa_private_pool *pp = npa_private_pool_first(&dev->pools); pp != NULL;
+	     pp = npa_private_pool_next(pp)) {
 		if (!pp->use_on_oom)
 			continue;
-		struct npa_pool_id id = pp->id;
+		struct npa_pool_id id = pp->base.id;
 		struct npa_alloc_params mp = *p;
 
 		/* Upstream throws here when the pool already routes (its use is
@@ -253,8 +255,8 @@ static bool mempool_fallback(struct npa_device *dev, struct npa_alloc_params *p)
 			return false;
 		mp.pool = npa_get_pool(dev, p->size, p->stream);
 		bool found = get_free_block(dev, &mp);
-		npa_private_pool_end(&dev->pools, id);
-		npa_private_pool_release(&dev->pools, id);
+		pool_registry_end(&dev->pools, id);
+		pool_registry_release(&dev->pools, id);
 		if (found) {
 			*p = mp;
 			return true;
@@ -708,11 +710,13 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	npa_handle_cache_fini(&dev->large);
 	npa_pool_fini(&dev->small);
 	npa_pool_fini(&dev->large);
-	for (struct npa_private_pool *pp = dev->pools.head; pp != NULL; pp = pp->next) {
+	for (struct npa_private_pool *pp = npa_private_pool_first(&dev->pools); pp != NULL;
+	     pp = npa_private_pool_next(pp)) {
 		npa_handle_cache_drain(&pp->small);
 		npa_handle_cache_drain(&pp->large);
 	}
-	npa_private_pools_fini(&dev->pools);
+	/* Sources are not dropped: their owner is going too. */
+	pool_registry_fini(&dev->pools);
 	npa_device_leave(saved);
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);

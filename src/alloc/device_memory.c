@@ -329,7 +329,7 @@ static void release_private_pool(struct npa_device *dev, struct npa_private_pool
 	if (!keep_handles)
 		drain_handles(dev, &pp->small, &pp->large);
 	if (pp->malloc_count != 0 || pool_holds_blocks(&pp->small) ||
-	    pool_holds_blocks(&pp->large) || npa_private_pool_routed(&dev->pools, pp))
+	    pool_holds_blocks(&pp->large) || pool_registry_routed(&dev->pools, &pp->base))
 		return;
 	drain_handles(dev, &pp->small, &pp->large);
 	npa_private_pool_delete(&dev->pools, pp);
@@ -351,9 +351,9 @@ int npa_release_pool_blocks(struct npa_device *dev, struct npa_pool_id id,
 		if (!keep_handles)
 			drain_handles(dev, &dev->large, &dev->small);
 	}
-	for (pp = dev->pools.head; pp != NULL; pp = next) {
-		next = pp->next;
-		if (!pp->freeable || (!all && !npa_pool_id_eq(pp->id, id)))
+	for (pp = npa_private_pool_first(&dev->pools); pp != NULL; pp = next) {
+		next = npa_private_pool_next(pp);
+		if (!pp->base.freeable || (!all && !npa_pool_id_eq(pp->base.id, id)))
 			continue;
 		if (!all)
 			npa_synchronize_and_free_events(dev, pp);

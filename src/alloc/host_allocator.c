@@ -46,7 +46,7 @@ int npa_host_create(struct npa_host **out, enum npa_host_variant variant,
 	h->ops = variant == NPA_HOST_EXPANDABLE ? &host_expandable_ops : &host_caching_ops;
 	h->host_capacity = host_capacity;
 	h->limits = *limits;
-	host_pool_init(&h->dflt, (struct npa_pool_id){ 0, 0 });
+	host_pools_init(h);
 	TAILQ_INIT(&h->events);
 	if (h->ops->init != NULL && h->ops->init(h) < 0) {
 		free(h);

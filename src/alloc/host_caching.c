@@ -113,7 +113,7 @@ static void process_events(struct npa_host *h)
 {
 	struct host_block *b;
 
-	if (h->nscopes != 0)
+	if (h->pools.nscopes != 0)
 		return;
 	while ((b = host_next_completed(h)) != NULL)
 		if (--b->event_count == 0 && !b->allocated)
@@ -212,7 +212,7 @@ static size_t round_size(const struct host_limits *l, size_t size)
 static int caching_allocate(struct npa_host *h, size_t size, aclrtStream stream, void **ptr,
 			    char *err, size_t errlen)
 {
-	struct host_pool *p = h->nscopes ? host_pool_route(h, stream) : &h->dflt;
+	struct host_pool *p = h->pools.nscopes ? host_pool_route(h, stream) : &h->dflt;
 	size_t rounded;
 	struct host_block *b;
 	int rc = 0;
@@ -296,9 +296,9 @@ static void caching_empty_cache(struct npa_host *h)
 
 	process_events(h);
 	free_lists(h, &h->dflt);
-	for (p = h->pools; p != NULL; p = next) {
-		next = p->next;
-		if (!p->freeable)
+	for (p = host_pool_first(h); p != NULL; p = next) {
+		next = host_pool_next(p);
+		if (!p->base.freeable)
 			continue;
 		free_lists(h, p);
 		/* A scope routing to a pool released too often still uses it. */

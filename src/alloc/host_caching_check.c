@@ -15,7 +15,7 @@ static void fill_info(const struct host_block *b, struct npa_host_block_info *ou
 		.address = (uint64_t)(uintptr_t)b->ptr,
 		.size = b->size,
 		.requested = b->size,
-		.pool = b->pool->id,
+		.pool = b->pool->base.id,
 		.allocated = b->allocated,
 		.mapped = true,
 		.during_capture = b->during_capture,
@@ -128,7 +128,8 @@ int host_caching_check(struct npa_host *h, char *err, size_t errlen)
 	size_t owned = h->dflt.nblocks;
 	int rc = check_free_lists(&h->dflt, &t, err, errlen);
 
-	for (struct host_pool *p = h->pools; rc == 0 && p != NULL; p = p->next) {
+	for (struct host_pool *p = host_pool_first(h); rc == 0 && p != NULL;
+	     p = host_pool_next(p)) {
 		rc = check_free_lists(p, &t, err, errlen);
 		owned += p->nblocks;
 	}

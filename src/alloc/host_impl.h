@@ -14,6 +14,7 @@
 #include "alloc_conf.h"
 #include "host_allocator.h"
 #include "lock.h"
+#include "pool_registry.h"
 
 #define NPA_HOST_BUCKETS 64 /* MAX_SIZE_INDEX: one free list per log2 size */
 
@@ -43,12 +44,9 @@ TAILQ_HEAD(host_free_list, host_block);
 
 /* HostPrivatePool, and the default pool with id (0, 0). */
 struct host_pool {
-	struct npa_pool_id id;
-	int use_count;
-	bool freeable;
+	struct private_pool base;  /* id, use_count, freeable, insertion order */
 	size_t nblocks;            /* blocks it owns, in any state */
 	struct host_free_list free[NPA_HOST_BUCKETS];
-	struct host_pool *next;    /* insertion order */
 };
 
 /* An event recorded for a freed block's stream; `event` NULL while the
@@ -61,13 +59,6 @@ struct host_event {
 };
 
 TAILQ_HEAD(host_event_queue, host_event);
-
-struct host_scope {
-	struct npa_pool_id id;
-	npa_pool_filter filter;
-	void *arg;
-	struct host_pool *pool;
-};
 
 /* PinnedReserveSegment: a bump allocator in one host malloc, never freed. */
 struct host_reserve {
@@ -129,9 +120,7 @@ struct npa_host {
 	/* ATen's algorithm and its private pools */
 	struct host_block *blocks;       /* by ptr */
 	struct host_pool dflt;
-	struct host_pool *pools;         /* private, insertion order */
-	struct host_scope *scopes;
-	size_t nscopes, scope_cap;
+	struct pool_registry pools;      /* private, and their scopes */
 	struct host_reserve reserve;
 	/* allocations and allocated_bytes, and per bucket the active stats */
 	struct npa_stat allocations, allocated_bytes;
@@ -173,8 +162,28 @@ int host_info_by_address(const void *a, const void *b);
 
 /* host_pools.c */
 struct host_pool *host_pool_route(struct npa_host *h, aclrtStream stream);
-struct host_pool *host_pool_find(struct npa_host *h, struct npa_pool_id id);
-void host_pool_init(struct host_pool *p, struct npa_pool_id id);
+/* The default pool, and the registry of private pools: scopes are searched
+ * oldest first, and a freeable pool taken again comes back. */
+void host_pools_init(struct npa_host *h);
+
+/* The host pool a registry entry is, or NULL for none. */
+static inline struct host_pool *host_pool_of(const struct private_pool *p)
+{
+	return p != NULL ? (struct host_pool *)((char *)p - offsetof(struct host_pool, base))
+			 : NULL;
+}
+
+/* Insertion order, for walking every private pool. */
+static inline struct host_pool *host_pool_first(const struct npa_host *h)
+{
+	return host_pool_of(h->pools.head);
+}
+
+static inline struct host_pool *host_pool_next(const struct host_pool *p)
+{
+	return host_pool_of(p->base.next);
+}
+
 void host_pool_delete(struct npa_host *h, struct host_pool *p);
 bool host_pool_routed(const struct npa_host *h, const struct host_pool *p);
 void host_pools_fini(struct npa_host *h);

@@ -12,58 +12,52 @@
 
 #include "host_impl.h"
 
-void host_pool_init(struct host_pool *p, struct npa_pool_id id)
+static void init_free_lists(struct host_pool *p)
 {
-	p->id = id;
-	p->use_count = 1;
 	for (size_t i = 0; i < NPA_HOST_BUCKETS; i++)
 		TAILQ_INIT(&p->free[i]);
 }
 
-struct host_pool *host_pool_find(struct npa_host *h, struct npa_pool_id id)
+static struct private_pool *pool_create(void)
 {
-	for (struct host_pool *p = h->pools; p != NULL; p = p->next)
-		if (npa_pool_id_eq(p->id, id))
-			return p;
-	return NULL;
+	struct host_pool *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	init_free_lists(p);
+	return &p->base;
+}
+
+static void pool_destroy(struct private_pool *p)
+{
+	free(host_pool_of(p));
+}
+
+/* ATen's create_or_incref_pool takes a freeable pool back, and its
+ * get_pool walks captures_underway_ from the front. */
+static const struct pool_registry_ops host_pools = {
+	.create = pool_create,
+	.destroy = pool_destroy,
+	.revives_freeable = true,
+};
+
+void host_pools_init(struct npa_host *h)
+{
+	h->dflt.base.use_count = 1;
+	init_free_lists(&h->dflt);
+	pool_registry_init(&h->pools, &host_pools);
 }
 
 struct host_pool *host_pool_route(struct npa_host *h, aclrtStream stream)
 {
-	for (size_t i = 0; i < h->nscopes; i++)
-		if (h->scopes[i].filter(stream, h->scopes[i].arg))
-			return h->scopes[i].pool;
-	return &h->dflt;
-}
+	struct host_pool *p = host_pool_of(pool_registry_route(&h->pools, stream));
 
-static struct host_pool *create_or_incref(struct npa_host *h, struct npa_pool_id id)
-{
-	struct host_pool *p = host_pool_find(h, id), **tail;
-
-	if (p != NULL) {
-		p->use_count++;
-		p->freeable = false;
-		return p;
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL)
-		return NULL;
-	host_pool_init(p, id);
-	for (tail = &h->pools; *tail != NULL; tail = &(*tail)->next)
-		;
-	*tail = p;
-	return p;
+	return p != NULL ? p : &h->dflt;
 }
 
 void host_pool_delete(struct npa_host *h, struct host_pool *p)
 {
-	for (struct host_pool **at = &h->pools; *at != NULL; at = &(*at)->next) {
-		if (*at == p) {
-			*at = p->next;
-			free(p);
-			return;
-		}
-	}
+	pool_registry_delete(&h->pools, &p->base);
 }
 
 static int refuse(char *err, size_t errlen, int rc, const char *msg)
@@ -73,62 +67,32 @@ static int refuse(char *err, size_t errlen, int rc, const char *msg)
 	return rc;
 }
 
-static int push_scope(struct npa_host *h, const struct host_scope *sc)
-{
-	if (h->nscopes == h->scope_cap) {
-		size_t cap = h->scope_cap ? 2 * h->scope_cap : 4;
-		struct host_scope *grown = realloc(h->scopes, cap * sizeof(*grown));
-
-		if (grown == NULL)
-			return -ENOMEM;
-		h->scopes = grown;
-		h->scope_cap = cap;
-	}
-	h->scopes[h->nscopes++] = *sc;
-	return 0;
-}
-
 /* The pool is made or increfed first: a refused call has taken a use. */
 int npa_host_begin_allocate_to_pool(struct npa_host *h, struct npa_pool_id id,
 				    npa_pool_filter filter, void *arg, char *err,
 				    size_t errlen)
 {
-	struct host_pool *p;
-	int rc = 0;
+	int rc;
 
 	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for begin_allocate_to_pool");
 	npa_lock_acquire(&h->lock);
-	p = create_or_incref(h, id);
-	if (p == NULL)
-		rc = -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < h->nscopes; i++)
-		if (npa_pool_id_eq(h->scopes[i].id, id))
-			rc = refuse(err, errlen, -EBUSY,
-				    "beginAllocateToPool: already recording to mempool_id");
-	if (rc == 0)
-		rc = push_scope(h, &(struct host_scope){ id, filter, arg, p });
+	rc = pool_registry_begin(&h->pools, id, filter, arg);
 	npa_lock_release(&h->lock);
+	if (rc == -EBUSY)
+		refuse(err, errlen, rc, "beginAllocateToPool: already recording to mempool_id");
 	return rc;
 }
 
 int npa_host_end_allocate_to_pool(struct npa_host *h, struct npa_pool_id id, char *err,
 				  size_t errlen)
 {
-	int rc = -ENOENT;
+	int rc;
 
 	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for end_allocate_to_pool");
 	npa_lock_acquire(&h->lock);
-	for (size_t i = 0; i < h->nscopes; i++) {
-		if (!npa_pool_id_eq(h->scopes[i].id, id))
-			continue;
-		for (size_t j = i + 1; j < h->nscopes; j++)
-			h->scopes[j - 1] = h->scopes[j];
-		h->nscopes--;
-		rc = 0;
-		break;
-	}
+	rc = pool_registry_end(&h->pools, id);
 	npa_lock_release(&h->lock);
 	if (rc)
 		refuse(err, errlen, rc, "endAllocatePool: not currently recording to mempool_id");
@@ -140,27 +104,21 @@ int npa_host_end_allocate_to_pool(struct npa_host *h, struct npa_pool_id id, cha
 int npa_host_release_pool(struct npa_host *h, struct npa_pool_id id, char *err,
 			  size_t errlen)
 {
-	struct host_pool *p;
-	int rc = 0;
+	int rc;
 
 	if (!h->ops->pools)
 		return refuse(err, errlen, -EINVAL, "Not implemented for release_pool");
 	npa_lock_acquire(&h->lock);
-	p = host_pool_find(h, id);
-	if (p == NULL || p->use_count <= 0)
-		rc = refuse(err, errlen, -ENOENT, "release_pool: no such pool (graph_pools_.at)");
-	else if (--p->use_count == 0)
-		p->freeable = true;
+	rc = pool_registry_release(&h->pools, id);
 	npa_lock_release(&h->lock);
+	if (rc)
+		refuse(err, errlen, rc, "release_pool: no such pool (graph_pools_.at)");
 	return rc;
 }
 
 bool host_pool_routed(const struct npa_host *h, const struct host_pool *p)
 {
-	for (size_t i = 0; i < h->nscopes; i++)
-		if (h->scopes[i].pool == p)
-			return true;
-	return false;
+	return pool_registry_routed(&h->pools, &p->base);
 }
 
 static uint64_t free_bytes(const struct host_pool *p)
@@ -178,20 +136,21 @@ int npa_host_pools(struct npa_host *h, struct npa_host_pool_info **out, size_t *
 {
 	struct host_block *b, *tmp;
 	size_t count = 0, i = 0;
+	struct host_pool *p;
 
 	npa_lock_acquire(&h->lock);
-	for (struct host_pool *p = h->pools; p != NULL; p = p->next)
+	for (p = host_pool_first(h); p != NULL; p = host_pool_next(p))
 		count++;
 	*out = count ? calloc(count, sizeof(**out)) : NULL;
-	for (struct host_pool *p = h->pools; *out != NULL && p != NULL; p = p->next, i++)
+	for (p = host_pool_first(h); *out != NULL && p != NULL; p = host_pool_next(p), i++)
 		(*out)[i] = (struct npa_host_pool_info){
-			.id = p->id, .use_count = p->use_count, .freeable = p->freeable,
-			.routing = host_pool_routed(h, p), .blocks = p->nblocks,
-			.free_bytes = free_bytes(p),
+			.id = p->base.id, .use_count = p->base.use_count,
+			.freeable = p->base.freeable, .routing = host_pool_routed(h, p),
+			.blocks = p->nblocks, .free_bytes = free_bytes(p),
 		};
 	HASH_ITER(hh, h->blocks, b, tmp)
 		for (i = 0; *out != NULL && b->pool != &h->dflt && i < count; i++)
-			if (npa_pool_id_eq((*out)[i].id, b->pool->id))
+			if (npa_pool_id_eq((*out)[i].id, b->pool->base.id))
 				(*out)[i].bytes += b->size;
 	npa_lock_release(&h->lock);
 	*n = *out != NULL ? count : 0;
@@ -200,13 +159,5 @@ int npa_host_pools(struct npa_host *h, struct npa_host_pool_info **out, size_t *
 
 void host_pools_fini(struct npa_host *h)
 {
-	struct host_pool *p;
-
-	while ((p = h->pools) != NULL) {
-		h->pools = p->next;
-		free(p);
-	}
-	free(h->scopes);
-	h->scopes = NULL;
-	h->nscopes = h->scope_cap = 0;
+	pool_registry_fini(&h->pools);
 }

@@ -46,7 +46,7 @@ int npa_create_or_incref_pool(struct npa *a, int device, struct npa_pool_id id)
 	struct npa_device *dev = lock_device(a, device);
 	if (dev == NULL)
 		return -ENODEV;
-	int rc = npa_private_pool_incref(&dev->pools, id);
+	int rc = pool_registry_incref(&dev->pools, id);
 	npa_lock_release(&dev->lock);
 	return rc;
 }
@@ -101,7 +101,7 @@ int npa_end_allocate_to_pool(struct npa *a, int device, struct npa_pool_id id,
 
 	if (dev == NULL)
 		return -ENODEV;
-	int rc = npa_private_pool_end(&dev->pools, id);
+	int rc = pool_registry_end(&dev->pools, id);
 	npa_lock_release(&dev->lock);
 	if (rc == -ENOENT)
 		npa_set_err(err, errlen, "endAllocatePool: not currently recording to mempool_id");
@@ -115,7 +115,7 @@ int npa_release_pool(struct npa *a, int device, struct npa_pool_id id, char *err
 
 	if (dev == NULL)
 		return -ENODEV;
-	int rc = npa_private_pool_release(&dev->pools, id);
+	int rc = pool_registry_release(&dev->pools, id);
 	npa_lock_release(&dev->lock);
 	if (rc == -ENOENT)
 		npa_set_err(err, errlen, "Could not find pool of id");
@@ -169,7 +169,7 @@ int npa_mempool_create_from(struct npa *a, int device, struct npa_pool_id id,
 	if (dev == NULL)
 		return -ENODEV;
 	int rc = npa_private_pool_find(&dev->pools, id) ? -EEXIST
-							 : npa_private_pool_incref(&dev->pools, id);
+							 : pool_registry_incref(&dev->pools, id);
 	if (rc == 0) {
 		struct npa_private_pool *p = npa_private_pool_find(&dev->pools, id);
 		p->source = *source;
@@ -295,12 +295,12 @@ static void describe_pool(struct npa_device *dev, const struct npa_private_pool 
 			  struct npa_pool_info *info)
 {
 	*info = (struct npa_pool_info){
-		.id = pp->id,
-		.use_count = pp->use_count,
-		.freeable = pp->freeable,
+		.id = pp->base.id,
+		.use_count = pp->base.use_count,
+		.freeable = pp->base.freeable,
 		.use_on_oom = pp->use_on_oom,
 		.no_split = pp->no_split,
-		.routing = npa_private_pool_routed(&dev->pools, pp),
+		.routing = pool_registry_routed(&dev->pools, &pp->base),
 		.device_mallocs = pp->malloc_count,
 	};
 	if (pp->has_source)
@@ -318,14 +318,16 @@ int npa_pool_list(struct npa *a, int device, struct npa_pool_info **out, size_t 
 	struct npa_device *dev = lock_device(a, device);
 	if (dev == NULL)
 		return -ENODEV;
-	for (pp = dev->pools.head; pp != NULL; pp = pp->next)
+	for (pp = npa_private_pool_first(&dev->pools); pp != NULL;
+	     pp = npa_private_pool_next(pp))
 		count++;
 	struct npa_pool_info *all = count ? calloc(count, sizeof(*all)) : NULL;
 	if (count != 0 && all == NULL) {
 		npa_lock_release(&dev->lock);
 		return -ENOMEM;
 	}
-	for (pp = dev->pools.head; pp != NULL; pp = pp->next)
+	for (pp = npa_private_pool_first(&dev->pools); pp != NULL;
+	     pp = npa_private_pool_next(pp))
 		describe_pool(dev, pp, &all[(*n)++]);
 	npa_lock_release(&dev->lock);
 	*out = all;

@@ -1,7 +1,8 @@
 /*
- * private_pool.h - one device's private pools and the scopes that route
- * allocations into them (upstream PrivatePool, graph_pools,
- * graph_pools_freeable, allocation_scopes_). Called with dev->lock held.
+ * private_pool.h - one device's private pools (upstream PrivatePool) and
+ * what they hold; pool_registry.h keeps them by id with the scopes that
+ * route allocations into them (graph_pools, graph_pools_freeable,
+ * allocation_scopes_). Called with dev->lock held.
  */
 #ifndef NPA_PRIVATE_POOL_H
 #define NPA_PRIVATE_POOL_H
@@ -11,69 +12,60 @@
 
 #include "block.h"
 #include "mempool.h"
+#include "pool_registry.h"
 
 struct npa_device;
 
 struct npa_private_pool {
-	struct npa_pool_id id;
-	int use_count;
+	struct private_pool base;  /* id, use_count, freeable, creation order */
 	long malloc_count;      /* npuMalloc_count: device mallocs not yet freed */
 	/* Expandable pages were mapped for it: upstream counts those per map
 	 * call and per unmap call, so the count no longer matches segments. */
 	bool mapped_pages;
-	bool freeable;          /* in graph_pools_freeable: use_count reached 0 */
 	bool use_on_oom;
 	bool no_split;
 	bool has_source;        /* segments come from `source`, not the device */
 	struct npa_segment_source source;
 	struct npa_pool small;
 	struct npa_pool large;
-	struct npa_private_pool *next; /* creation order */
 };
 
-/* One entry of allocation_scopes_. A scope holds a use of its pool, so
- * the pool cannot be deleted under it. */
-struct npa_scope {
-	struct npa_pool_id id;
-	npa_pool_filter filter;
-	void *arg;
-	struct npa_private_pool *pool;
-};
+/* The device pool a registry entry is, or NULL for none. */
+static inline struct npa_private_pool *npa_private_pool_of(const struct private_pool *p)
+{
+	return p != NULL ? (struct npa_private_pool *)((char *)p -
+						       offsetof(struct npa_private_pool, base))
+			 : NULL;
+}
 
-struct npa_private_pools {
-	struct npa_private_pool *head;
-	struct npa_scope *scopes;   /* oldest first; searched newest first */
-	size_t nscopes;
-	size_t cap;
-};
+/* Creation order, for walking every pool. */
+static inline struct npa_private_pool *npa_private_pool_first(const struct pool_registry *pp)
+{
+	return npa_private_pool_of(pp->head);
+}
 
-struct npa_private_pool *npa_private_pool_find(struct npa_private_pools *pp,
+static inline struct npa_private_pool *npa_private_pool_next(const struct npa_private_pool *p)
+{
+	return npa_private_pool_of(p->base.next);
+}
+
+/* Scopes are searched newest first; a freeable pool is not taken again. */
+void npa_private_pools_init(struct pool_registry *pp);
+struct npa_private_pool *npa_private_pool_find(const struct pool_registry *pp,
 					       struct npa_pool_id id);
-int npa_private_pool_incref(struct npa_private_pools *pp, struct npa_pool_id id);
-int npa_private_pool_begin(struct npa_private_pools *pp, struct npa_pool_id id,
+/* Room first, so that only upstream's own refusal (already recording,
+ * after the incref) leaves a trace; -EBUSY for that one. */
+int npa_private_pool_begin(struct pool_registry *pp, struct npa_pool_id id,
 			   npa_pool_filter filter, void *arg);
-int npa_private_pool_end(struct npa_private_pools *pp, struct npa_pool_id id);
-int npa_private_pool_release(struct npa_private_pools *pp, struct npa_pool_id id);
 /* The pool the newest accepting scope routes `stream` to, or NULL. Inline:
  * every allocation in a scope asks. */
-static inline struct npa_private_pool *npa_private_pool_route(const struct npa_private_pools *pp,
+static inline struct npa_private_pool *npa_private_pool_route(const struct pool_registry *pp,
 							      aclrtStream stream)
 {
-	for (size_t i = pp->nscopes; i-- > 0;) {
-		const struct npa_scope *s = &pp->scopes[i];
-
-		if (s->filter(stream, s->arg))
-			return s->pool;
-	}
-	return NULL;
+	return npa_private_pool_of(pool_registry_route(pp, stream));
 }
-/* Whether a scope routes to `p` (released too often, it is still in use). */
-bool npa_private_pool_routed(const struct npa_private_pools *pp,
-			     const struct npa_private_pool *p);
 /* Unlink and free a pool that holds no segment and no spare page any more;
  * its source, if any, is dropped. */
-void npa_private_pool_delete(struct npa_private_pools *pp, struct npa_private_pool *p);
-/* Free every pool; sources are not dropped (their owner is going too). */
-void npa_private_pools_fini(struct npa_private_pools *pp);
+void npa_private_pool_delete(struct pool_registry *pp, struct npa_private_pool *p);
 
 #endif /* NPA_PRIVATE_POOL_H */

@@ -48,8 +48,8 @@ static int copy_run(const struct npa_device *dev, const struct npa_segment *seg,
 		.blocks = calloc(n, sizeof(*out->blocks)),
 	};
 	if (seg->pool->owner != NULL) {
-		out->pool_id[0] = seg->pool->owner->id.first;
-		out->pool_id[1] = seg->pool->owner->id.second;
+		out->pool_id[0] = seg->pool->owner->base.id.first;
+		out->pool_id[1] = seg->pool->owner->base.id.second;
 	}
 	if (out->blocks == NULL)
 		return -ENOMEM;
