@@ -21,9 +21,9 @@
 
 #include <acl/acl_rt.h>
 
-#include "pool_id.h"
-#include "snapshot.h"
-#include "stats.h"
+#include "alloc/pools/pool_id.h"
+#include "alloc/core/snapshot.h"
+#include "alloc/core/stats.h"
 
 struct npa;
 struct npa_host;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/acl_adapter.h"
+#include "alloc/acl/acl_adapter.h"
 #include "base/size_parse.h"
 #include "workload/op_launch.h"
 

@@ -9,14 +9,14 @@
 
 #include <acl/acl_rt.h>
 
-#include "alloc/acl_adapter.h"
-#include "alloc/block_handle.h"
+#include "alloc/acl/acl_adapter.h"
+#include "alloc/acl/block_handle.h"
 #include "workload/op_launch.h"
 
 #include "daemon.h"
 #include "graphs.h"
 #include "mempools.h"
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "workload/pinned_store.h"
 
 static int start_alloc(struct nmfs *d, const struct nmfs_options *o, char *err,

@@ -13,8 +13,8 @@
 #include <sys/queue.h>
 #include <time.h>
 
-#include "alloc/allocator_switch.h"
-#include "alloc/caching_allocator.h"
+#include "alloc/switch/allocator_switch.h"
+#include "alloc/caching/caching_allocator.h"
 #include "workload/tensor_store.h"
 
 #include "daemon_log.h"

@@ -15,7 +15,7 @@
 
 #include <uthash.h>
 
-#include "alloc/graph.h"
+#include "alloc/graph/graph.h"
 #include "report/report.h"
 
 #include "ctl_args.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "daemon.h"
 #include "graphs.h"
 #include "nodes.h"

@@ -19,7 +19,7 @@
 
 #include <uthash.h>
 
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 #include "report/report.h"
 
 #include "ctl_args.h"

@@ -19,7 +19,7 @@
 #include <sys/queue.h>
 #include <time.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 #include "base/sbuf.h"
 #include "tree.h"
 

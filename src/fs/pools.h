@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "alloc/mempool.h"
+#include "alloc/device/mempool.h"
 
 struct nmfs;
 

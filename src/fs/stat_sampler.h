@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 #include "report/report.h"
 
 #define SAMPLER_PERIOD_MS 100

@@ -18,7 +18,7 @@
 
 #include <acl/acl_rt.h>
 
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 #include "workload/tensor_store.h"
 
 #include "daemon_log.h"

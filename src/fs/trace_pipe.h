@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 #include "base/sbuf.h"
 
 #define TRACE_PIPE_WAITERS 4

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 
 #include "report.h"
 

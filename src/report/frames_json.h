@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "alloc/snapshot.h"
+#include "alloc/core/snapshot.h"
 
 /* [] without a frame, else [{"name": ..., "filename": ..., "line": ...}]
  * (the keys in the order torch's py_symbolize sets them); NULL on ENOMEM. */

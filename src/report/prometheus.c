@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 #include "report.h"
 
 static const char *const pool_names[NPA_STAT_TYPES] = NPA_STAT_TYPE_NAMES;

@@ -13,13 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc/alloc_conf.h"
-#include "alloc/flavor.h"
-#include "alloc/host_allocator.h"
-#include "alloc/mempool.h"
+#include "alloc/conf/alloc_conf.h"
+#include "alloc/conf/flavor.h"
+#include "alloc/host/host_allocator.h"
+#include "alloc/device/mempool.h"
 #include "base/sbuf.h"
-#include "alloc/snapshot.h"
-#include "alloc/stats.h"
+#include "alloc/core/snapshot.h"
+#include "alloc/core/stats.h"
 
 struct sw_info;
 

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "alloc/flavor.h"
-#include "alloc/stats.h"
+#include "alloc/conf/flavor.h"
+#include "alloc/core/stats.h"
 
 #define NPA_X(name) +1
 enum {

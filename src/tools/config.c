@@ -20,7 +20,7 @@
 
 #include <ini.h>
 
-#include "alloc/alloc_conf.h"
+#include "alloc/conf/alloc_conf.h"
 #include "config.h"
 #include <npumemfs/npusim.h>
 #include "base/size_parse.h"

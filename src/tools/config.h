@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "alloc/flavor.h"
+#include "alloc/conf/flavor.h"
 #include "base/sbuf.h"
 
 #define NMFS_CONFIG_ERRLEN 1024

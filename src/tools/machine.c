@@ -6,7 +6,7 @@
 
 #include <npumemfs/npusim.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 #include "machine.h"
 
 _Static_assert(NPA_MAX_DEVICES == NPUSIM_MAX_DEVICES,

@@ -29,15 +29,15 @@
 
 #include <npumemfs/npusim.h>
 
-#include "alloc/allocator_switch.h"
-#include "alloc/caching_allocator.h"
-#include "alloc/mempool.h"
+#include "alloc/switch/allocator_switch.h"
+#include "alloc/caching/caching_allocator.h"
+#include "alloc/device/mempool.h"
 #include "base/size_parse.h"
 #include "config.h"
 #include "machine.h"
 #include "report/report.h"
-#include "alloc/block_handle.h"
-#include "alloc/host_allocator.h"
+#include "alloc/acl/block_handle.h"
+#include "alloc/host/host_allocator.h"
 #include "workload/replay.h"
 #include "workload/replay_ops.h"
 

@@ -13,8 +13,8 @@
 
 #include <npumemfs/npusim.h>
 
-#include "alloc/acl_adapter.h"
-#include "alloc/plugin_guard.h"
+#include "alloc/acl/acl_adapter.h"
+#include "alloc/plugin/plugin_guard.h"
 #include "op_launch.h"
 
 struct pending {

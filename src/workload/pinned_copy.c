@@ -8,8 +8,8 @@
 
 #include <npumemfs/npusim.h>
 
-#include "alloc/acl_adapter.h"
-#include "alloc/host_allocator.h"
+#include "alloc/acl/acl_adapter.h"
+#include "alloc/host/host_allocator.h"
 #include "pinned_copy.h"
 
 struct copy_job {

@@ -10,7 +10,7 @@
 
 #include <uthash.h>
 
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "pinned_store.h"
 
 #define PS_NAME_MAX 255

@@ -85,7 +85,7 @@
 #include <acl/acl_rt.h>
 
 #include "alloc/allocator.h"
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 
 #define WL_ERRLEN 512
 #define WL_MAX_DEVICES 16

@@ -16,7 +16,7 @@
 
 #include <npumemfs/npusim.h>
 
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "replay_impl.h"
 
 static const char pin_oom_marker;

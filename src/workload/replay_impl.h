@@ -7,8 +7,8 @@
 
 #include <stdbool.h>
 
-#include "alloc/graph.h"
-#include "alloc/mempool.h"
+#include "alloc/graph/graph.h"
+#include "alloc/device/mempool.h"
 #include "op_launch.h"
 #include "replay.h"
 

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc/graph.h"
+#include "alloc/graph/graph.h"
 #include "base/size_parse.h"
 #include "trace_parse_impl.h"
 

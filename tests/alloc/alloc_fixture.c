@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "alloc_fixture.h"
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 
 bool fx_expandable(void)
 {

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "alloc/caching_allocator.h"
-#include "alloc/mempool.h"
+#include "alloc/caching/caching_allocator.h"
+#include "alloc/device/mempool.h"
 #include <npumemfs/npusim.h>
 
 #define KiB ((size_t)1 << 10)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "alloc_fixture.h"
-#include "frames.h"
+#include "alloc/device/frames.h"
 
 #define TRACE "/work/run.trace"
 

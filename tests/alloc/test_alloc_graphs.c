@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/graph.h"
-#include "alloc/mempool.h"
+#include "alloc/graph/graph.h"
+#include "alloc/device/mempool.h"
 #include "alloc_fixture.h"
 
 #define N8G (8 * GiB)

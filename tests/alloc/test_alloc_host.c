@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/graph.h"
-#include "alloc/host_allocator.h"
+#include "alloc/graph/graph.h"
+#include "alloc/host/host_allocator.h"
 #include "alloc_fixture.h"
 
 #define N8G (8 * GiB)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/mempool.h"
+#include "alloc/device/mempool.h"
 #include "alloc_fixture.h"
 
 struct counting_source {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/mempool.h"
+#include "alloc/device/mempool.h"
 #include "alloc_fixture.h"
 
 #define N8G (8 * GiB)

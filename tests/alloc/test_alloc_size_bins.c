@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "alloc_fixture.h"
-#include "caching_allocator_impl.h"
+#include "alloc/device/devices.h"
 
 #define STEPS 3000
 #define LIVE 96

@@ -4,7 +4,7 @@
  */
 #include "alloc_fixture.h"
 
-#include "device.h"
+#include "alloc/device/device.h"
 
 #define N8G (8 * GiB)
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "pool_registry.h"
+#include "alloc/pools/pool_registry.h"
 
 static int destroyed;
 static bool out_of_memory;

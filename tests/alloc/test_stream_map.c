@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "stream_map.h"
+#include "alloc/core/stream_map.h"
 
 #define CUDA(id) ((UINT64_C(1) << 56) | (id))
 #define NPU(id) ((UINT64_C(20) << 56) | (id))

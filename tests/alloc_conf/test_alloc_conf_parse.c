@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/alloc_conf.h"
+#include "alloc/conf/alloc_conf.h"
 
 #define MiB ((size_t)1 << 20)
 #define NPU (&npa_flavor_npu)

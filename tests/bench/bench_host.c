@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "bench_util.h"
 
 #define CAPACITY (32 * GiB)

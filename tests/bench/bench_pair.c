@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/mempool.h"
+#include "alloc/device/mempool.h"
 #include "bench_baseline.h"
 #include "bench_util.h"
 

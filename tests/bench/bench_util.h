@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 
 #define MiB (1024ull * 1024)
 #define GiB (1024ull * MiB)

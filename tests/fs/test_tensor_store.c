@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/caching_allocator.h"
+#include "alloc/caching/caching_allocator.h"
 #include <npumemfs/npusim.h>
 #include "workload/tensor_store.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/alloc_conf.h"
+#include "alloc/conf/alloc_conf.h"
 
 #define FORMAT_LEN 4096
 

@@ -28,12 +28,12 @@
 #include <string.h>
 
 #include <acl/acl_rt.h>
-#include "alloc/alloc_conf.h"
-#include "alloc/caching_allocator.h"
-#include "alloc/host_allocator.h"
-#include "alloc/mempool.h"
+#include "alloc/conf/alloc_conf.h"
+#include "alloc/caching/caching_allocator.h"
+#include "alloc/host/host_allocator.h"
+#include "alloc/device/mempool.h"
 #include <npumemfs/npusim.h>
-#include "alloc/snapshot.h"
+#include "alloc/core/snapshot.h"
 
 #define MiB ((size_t)1 << 20)
 #define CAPACITY (160 * MiB)

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "alloc/alloc_conf.h"
+#include "alloc/conf/alloc_conf.h"
 #include "tools/config.h"
 #include <npumemfs/npusim.h>
 #include "base/sbuf.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/plugin_loader.h"
+#include "alloc/plugin/plugin_loader.h"
 
 static void check_symbol(const char *s, size_t cap, bool optional)
 {

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "alloc/allocator_switch.h"
-#include "alloc/mempool.h"
+#include "alloc/switch/allocator_switch.h"
+#include "alloc/device/mempool.h"
 #include "report/report.h"
 #include <npumemfs/npusim.h>
 

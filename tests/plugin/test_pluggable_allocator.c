@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include <npumemfs/npusim.h>
-#include "alloc/pluggable_allocator.h"
+#include "alloc/plugin/pluggable_allocator.h"
 
 #include "fixture_host.h"
 #include "plugin_tmpdir.h"

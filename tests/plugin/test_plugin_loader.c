@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/plugin_loader.h"
+#include "alloc/plugin/plugin_loader.h"
 
 #include "fixture_host.h"
 #include "plugin_tmpdir.h"

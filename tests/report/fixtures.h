@@ -4,7 +4,7 @@
 #ifndef NPUREPORT_TEST_FIXTURES_H
 #define NPUREPORT_TEST_FIXTURES_H
 
-#include "alloc/stats.h"
+#include "alloc/core/stats.h"
 
 /* Sets `pool` and "all" of a stat array to the same four numbers. */
 void fixture_set_pool(struct npa_stat arr[NPA_STAT_TYPES],

@@ -5,8 +5,8 @@
 #ifndef HISTORY_FIXTURE_H
 #define HISTORY_FIXTURE_H
 
-#include "alloc/alloc_conf.h"
-#include "alloc/snapshot.h"
+#include "alloc/conf/alloc_conf.h"
+#include "alloc/core/snapshot.h"
 
 #define HF_SEG 0x7f3a40000000ull   /* 139888158572544 */
 #define HF_TIME 1700000000000000ll /* µs since the epoch */

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 #include "report/report.h"
 
 #define NOON_2024_05_01 1714564800 /* 2024-05-01T12:00:00Z */

@@ -15,9 +15,9 @@
 
 #include <npumemfs/block_handle.h>
 #include <npumemfs/npusim.h>
-#include "alloc/acl_adapter.h"
-#include "alloc/allocator_switch.h"
-#include "alloc/block_handle.h"
+#include "alloc/acl/acl_adapter.h"
+#include "alloc/switch/allocator_switch.h"
+#include "alloc/acl/block_handle.h"
 #include "workload/op_launch.h"
 
 #define MiB (1024 * 1024)

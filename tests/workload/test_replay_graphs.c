@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include <npumemfs/npusim.h>
-#include "alloc/mempool.h"
+#include "alloc/device/mempool.h"
 #include "workload/replay.h"
 
 #include "replay_fixture.h"

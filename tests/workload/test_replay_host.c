@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/host_allocator.h"
+#include "alloc/host/host_allocator.h"
 #include "workload/trace_gen.h"
 
 #include "replay_fixture.h"

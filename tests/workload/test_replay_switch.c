@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "alloc/allocator_switch.h"
-#include "alloc/mempool.h"
+#include "alloc/switch/allocator_switch.h"
+#include "alloc/device/mempool.h"
 #include <npumemfs/npusim.h>
 #include "workload/replay.h"
 

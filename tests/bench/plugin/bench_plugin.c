@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include <acl/acl_rt.h>
-#include "alloc/allocator_switch.h"
+#include "alloc/switch/allocator_switch.h"
 #include <npumemfs/npusim.h>
 
 #define BLOCKS 64

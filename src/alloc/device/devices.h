@@ -1,0 +1,73 @@
+/*
+ * devices.h - the allocator object behind struct npa: its devices and
+ * what they share, for the calls that find a device (native.h) and for
+ * the caching allocator above them (caching/).
+ */
+#ifndef NPA_DEVICES_H
+#define NPA_DEVICES_H
+
+#include <stdio.h>
+
+#include "device.h"
+
+struct npa {
+	const struct npa_flavor *flavor;
+	struct npa_conf conf;       /* read by devices under their lock */
+	/* graph_pool_handle's counters: uid_ for users' pools, uuid_ for
+	 * captures without one; both count from 1. */
+	uint64_t next_user_pool;
+	uint64_t next_graph_pool;
+	struct npa_host *host;      /* the pinned host allocator */
+	struct npa_frame_names names; /* what the devices' recorded frames point to */
+	int ndev;
+	struct npa_device dev[];
+};
+
+/* A refusal's reason, for callers that passed room for one. */
+static inline void npa_set_err(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+}
+
+/* Device `device`, or NULL if there is none of that number. */
+static inline struct npa_device *npa_device_of(struct npa *a, int device)
+{
+	return device >= 0 && device < a->ndev ? &a->dev[device] : NULL;
+}
+
+/*
+ * The device holding `ptr` in its pointer map, returned locked. With
+ * several devices, only those whose segments span `ptr` are locked and
+ * searched. Settled first (npa_device_lock) unless `settle` is false:
+ * npa_free settles only when it does not free the last hit, and tells a
+ * last hit already freed, still in the map, from an allocated block.
+ */
+static inline struct npa_device *npa_lock_owner_as(struct npa *a, const void *ptr,
+						    bool settle, struct npa_ptr_slot **out)
+{
+	for (int i = 0; i < a->ndev; i++) {
+		struct npa_device *dev = &a->dev[i];
+
+		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
+			continue;
+		if (settle)
+			npa_device_lock(dev);
+		else
+			npa_lock_acquire(&dev->lock);
+		*out = npa_device_find(dev, ptr);
+		if (*out != NULL)
+			return dev;
+		npa_lock_release(&dev->lock);
+	}
+	return NULL;
+}
+
+/* For every operation on an allocated block but its free. */
+static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
+						 struct npa_ptr_slot **out)
+{
+	return npa_lock_owner_as(a, ptr, true, out);
+}
+
+#endif /* NPA_DEVICES_H */

@@ -1,0 +1,92 @@
+/*
+ * pool_registry.h - private pools by id and the scopes that route
+ * allocations into them (upstream graph_pools and captures_underway), as
+ * the device allocator and the pinned host allocator both keep them.
+ *
+ * The registry knows a pool only by the header its owner embeds: what the
+ * pool holds stays with the allocator that made it. The caller holds the
+ * lock that guards the pools.
+ */
+#ifndef NPA_POOL_REGISTRY_H
+#define NPA_POOL_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pool_id.h"
+
+struct private_pool {
+	struct npa_pool_id id;
+	int use_count;
+	bool freeable;              /* use_count reached 0 */
+	struct private_pool *next;  /* creation order */
+};
+
+/* One scope of begin_allocate_to_pool. A scope holds a use of its pool,
+ * so the pool cannot be deleted under it. */
+struct pool_scope {
+	struct npa_pool_id id;
+	npa_pool_filter filter;
+	void *arg;
+	struct private_pool *pool;
+};
+
+/* Where the device and the host allocators part: what a pool is, and the
+ * two rules their upstreams differ on. */
+struct pool_registry_ops {
+	/* A zeroed pool of the owner's kind, or NULL without memory. */
+	struct private_pool *(*create)(void);
+	/* Free what create made; the pool is unlinked already. */
+	void (*destroy)(struct private_pool *p);
+	/* A freeable pool taken again comes back rather than being refused. */
+	bool revives_freeable;
+	/* route asks the newest scope first rather than the oldest. */
+	bool newest_first;
+};
+
+struct pool_registry {
+	const struct pool_registry_ops *ops;
+	struct private_pool *head;
+	struct pool_scope *scopes;  /* oldest first */
+	size_t nscopes, cap;
+};
+
+void pool_registry_init(struct pool_registry *reg, const struct pool_registry_ops *ops);
+struct private_pool *pool_registry_find(const struct pool_registry *reg, struct npa_pool_id id);
+/* create_or_incref_pool: a new pool with use_count 1, or one more use;
+ * -EINVAL for a freeable pool unless the registry revives those. */
+int pool_registry_incref(struct pool_registry *reg, struct npa_pool_id id);
+/* Room for one more scope, so that a begin after it cannot run out. */
+int pool_registry_reserve(struct pool_registry *reg);
+/* Take a use of `id`, then route to it: -EBUSY (the use taken) if a scope
+ * routes to it already. */
+int pool_registry_begin(struct pool_registry *reg, struct npa_pool_id id,
+			npa_pool_filter filter, void *arg);
+/* Drop the oldest scope for `id`; -ENOENT without one. */
+int pool_registry_end(struct pool_registry *reg, struct npa_pool_id id);
+/* Give a use back; at none left the pool is freeable. -ENOENT for an
+ * unknown pool or one with no use to give. */
+int pool_registry_release(struct pool_registry *reg, struct npa_pool_id id);
+/* Whether a scope routes to `p` (released too often, it is still in use). */
+bool pool_registry_routed(const struct pool_registry *reg, const struct private_pool *p);
+/* Unlink `p` and destroy it. */
+void pool_registry_delete(struct pool_registry *reg, struct private_pool *p);
+/* Destroy every pool and forget every scope. */
+void pool_registry_fini(struct pool_registry *reg);
+
+/* The pool the first accepting scope routes `stream` to, or NULL. Inline:
+ * every allocation in a scope asks. */
+static inline struct private_pool *pool_registry_route(const struct pool_registry *reg,
+						       aclrtStream stream)
+{
+	for (size_t k = 0; k < reg->nscopes; k++) {
+		size_t i = reg->ops->newest_first ? reg->nscopes - 1 - k : k;
+		const struct pool_scope *s = &reg->scopes[i];
+
+		if (s->filter(stream, s->arg))
+			return s->pool;
+	}
+	return NULL;
+}
+
+#endif /* NPA_POOL_REGISTRY_H */

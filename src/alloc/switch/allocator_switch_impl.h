@@ -1,0 +1,77 @@
+/*
+ * allocator_switch_impl.h - the switch's state, shared by its two files
+ * (allocator_switch.c: allocation and swapping; allocator_switch_views.c:
+ * stats, controls and listing).
+ */
+#ifndef NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
+#define NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "alloc/allocator.h"
+#include "allocator_switch.h"
+
+struct sw_owner;
+
+struct sw_entry {
+	unsigned id;
+	char name[32];
+	struct allocator a;       /* every allocator call goes through it */
+	/* A plug-in's own facts (path, hooks, guards) and its lending; entries
+	 * on the plug-ins list only. */
+	struct npl *npl;
+	/* Never unloaded (the built-in allocator): its pins cost nothing. */
+	bool resident;
+	time_t since;
+	uint64_t live_blocks;     /* handed out through the switch, not freed */
+	uint64_t live_bytes;
+	unsigned busy;            /* calls running on it outside the lock, unless resident */
+	bool fault_told;          /* its fault was reported and it was retired */
+	bool kept;                /* loaded with "load", pinned until "unload" */
+	unsigned mempools;        /* MemPools whose allocator it is (each a pin) */
+	struct sw_entry *next;    /* plug-ins, oldest first */
+};
+
+struct sw {
+	pthread_mutex_t lock;      /* everything below */
+	pthread_mutex_t swap_lock; /* one swap at a time; taken before lock */
+	struct npa *npa;
+	int device_count;
+	char *plugin_dirs;
+	uid_t owner;
+	void (*on_unload)(void *ctx, const char *name, const char *path);
+	void (*on_unloading)(void *ctx, const struct sw_entry *e);
+	void (*on_fault)(void *ctx, const char *name, const char *what);
+	void (*on_warn)(void *ctx, const char *name, const char *text);
+	void *ctx;
+	struct sw_entry caching;
+	/* Written under the lock; read without it where it is the caching
+	 * allocator, which is never unloaded and so needs no pin. */
+	struct sw_entry *_Atomic current;
+	struct sw_entry *plugins;  /* current, loaded and retired plug-ins */
+	struct sw_entry *unloading; /* unlinked where they could not be unloaded */
+	atomic_bool unloading_set;  /* unloading is not empty: read without the lock */
+	struct sw_owner *owners;   /* ptr -> entry */
+	unsigned last_id;
+	uint64_t refused_frees;
+};
+
+/* Pinning keeps a plug-in loaded while a call runs on it without the lock;
+ * the caching allocator's entry is never unloaded, so its pins cost nothing
+ * and take no lock. */
+void sw_pin(struct sw_entry *e);                               /* lock held */
+struct sw_entry *sw_unpin(struct sw *sw, struct sw_entry *e);  /* lock held */
+void sw_reap(struct sw *sw, struct sw_entry *e);               /* no lock */
+void sw_release(struct sw *sw, struct sw_entry *e);            /* no lock */
+struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
+/* Whether a live block of a plug-in other than `self` (retired ones
+ * included) shares a byte with [ptr, ptr + size); its name in owner. */
+bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const void *ptr,
+		     size_t size, char *owner, size_t ownerlen);
+/* After a call returned -EFAULT: each plug-in that faulted (the one called,
+ * or a MemPool's inside the caching allocator) stops being current, and is
+ * told once. */
+void sw_note_faults(struct sw *sw);                             /* no lock */
+
+#endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */
