@@ -1,6 +1,6 @@
 /*
  * trace_stream.c - a trace read, checked and handed out a chunk of events
- * at a time (replay.h), with the whole-trace parser's own line checks.
+ * at a time (trace.h), with the whole-trace parser's own line checks.
  *
  * A reading thread parses the next chunk while the caller replays the one
  * it has, so on two cores the reading hides behind the replay instead of

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 
 #define NAME "t"
 
