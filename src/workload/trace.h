@@ -28,9 +28,10 @@
  *     host_empty_cache
  *     loop_start
  * IDs are any non-blank tokens (PyTorch traces use addresses); streams are
- * integers >= 0 (0 is the default stream); devices are 0..15. Graph (G)
- * and pool (P, M) names are any tokens too; pool=P and mempool names share
- * one namespace, so a capture can allocate into a MemPool.
+ * integers >= 0 (0 is the default stream); devices are 0..15, as many as
+ * the allocator serves (NPA_MAX_DEVICES). Graph (G) and pool (P, M) names
+ * are any tokens too; pool=P and mempool names share one namespace, so a
+ * capture can allocate into a MemPool.
  *
  * Graphs and pools are upstream's NPUGraph and MemPool, driven through
  * the caching allocator (graph.h, mempool.h): capture_begin makes graph G
@@ -68,8 +69,9 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/caching_allocator.h"
+
 #define WL_ERRLEN 512
-#define WL_MAX_DEVICES 16
 
 enum wl_op {
 	WL_ALLOC,
