@@ -25,6 +25,10 @@
 #include "alloc/core/snapshot.h"
 #include "alloc/core/stats.h"
 
+/* As many devices as the runtime can have (aclrtGetDeviceCount): every
+ * allocator serves devices 0..N-1 with N at most this, and so do traces. */
+#define NPA_MAX_DEVICES 16
+
 struct npa;
 struct npa_host;
 

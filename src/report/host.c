@@ -1,11 +1,13 @@
 /*
- * host.c - host_memory_stats() flat and nested, and the host blocks view.
+ * host.c - host_memory_stats() flat and nested, the host blocks view, and
+ * the pinned-memory lines npumem-replay adds to its report.
  *
  * The keys come from the list in alloc/host_stats.h: four stats with
  * allocated/current/freed/peak, two timings with avg/count/max/min/total,
  * two scalars; 28 flat keys, sorted as torch_npu's OrderedDict sorts them.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +123,55 @@ int report_host_pools(struct sbuf *out, const struct npa_host_pool_info *p, size
 			    (unsigned long long)p[i].free_bytes);
 	}
 	return out->error;
+}
+
+int report_pinned_text(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p)
+{
+	sbuf_printf(out, "Pinned host memory:\n"
+		    "  held (allocated_bytes): %" PRId64 ", peak %" PRId64 "\n"
+		    "  in use or pending (active_bytes): %" PRId64 ", peak %" PRId64 "\n"
+		    "  asked for by live pins: %" PRIu64 ", peak %" PRIu64 "\n"
+		    "  blocks: %" PRId64 ", peak %" PRId64 "; %" PRIu64 " pins, %" PRIu64
+		    " copies, %" PRIu64 " pins refused\n",
+		    h->allocated_bytes.current, h->allocated_bytes.peak,
+		    h->active_bytes.current, h->active_bytes.peak,
+		    p->requested, p->requested_peak,
+		    h->allocations.current, h->allocations.peak,
+		    p->pins, p->copies, p->refused);
+	sbuf_printf(out, "pinned memory holds %" PRId64 " bytes (peak %" PRId64 ") for requests "
+		    "of %" PRIu64 " (peak %" PRIu64 ")\n", h->allocated_bytes.current,
+		    h->allocated_bytes.peak, p->requested, p->requested_peak);
+	return out->error;
+}
+
+int report_pinned_flat(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p)
+{
+	struct stat_kv kv[HOST_KEYS];
+	size_t n = collect(kv, h);
+
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(out, "host_memory_stats.%s %" PRId64 "\n", kv[i].key, kv[i].value);
+	sbuf_printf(out, "pinned_requested_bytes.current %" PRIu64 "\n"
+		    "pinned_requested_bytes.peak %" PRIu64 "\n", p->requested, p->requested_peak);
+	return out->error;
+}
+
+/* host_memory_stats' JSON goes in as report_host_stats_json writes it, at
+ * the top level's indent, as npumem-replay has always printed it. */
+int report_pinned_json(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p)
+{
+	char tail[8];
+	int rc;
+
+	json_open_last_member(out, "host_memory_stats", tail, sizeof(tail));
+	rc = report_host_stats_json(out, h);
+	while (out->len > 0 && out->data[out->len - 1] == '\n')
+		out->len--;
+	sbuf_printf(out, ",\n  \"pinned_requested_bytes\": {\"current\": %" PRIu64
+		    ", \"peak\": %" PRIu64 "}", p->requested, p->requested_peak);
+	json_close_last_member(out, tail);
+	return rc ? rc : out->error;
 }

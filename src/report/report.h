@@ -148,6 +148,22 @@ int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_
 int report_prometheus_pools(struct sbuf *out, const struct npa_pool_info *const *pools,
 			    const size_t *npools, int device_count);
 
+/*
+ * npumem-replay's lines for the private pools of a trace with graph or
+ * mempool lines, after its memory_summary, memory_stats or JSON. Text:
+ *   Graph pools of device 0:
+ *     pool (0,1): 25165824 bytes reserved in 3 segments, 1213952 allocated, use_count 11
+ *   graph pools hold 25165824 bytes
+ * Flat: graph_pools.FIRST_SECOND.{allocated_bytes,reserved_bytes,segments,
+ * use_count} per pool, then graph_pools.reserved_bytes (the sum). JSON: the
+ * same keys nested, added as member "graph_pools" of the object that ends
+ * `out` (report_stats_json's).
+ */
+int report_graph_pools_text(struct sbuf *out, const struct npa_pool_info *pools, size_t n,
+			    int device);
+int report_graph_pools_flat(struct sbuf *out, const struct npa_pool_info *pools, size_t n);
+int report_graph_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_t n);
+
 /* host_memory_stats(): 28 "key value" lines sorted by key, or nested JSON. */
 int report_host_stats_flat(struct sbuf *out, const struct npa_host_stats *s);
 int report_host_stats_json(struct sbuf *out, const struct npa_host_stats *s);
@@ -157,5 +173,28 @@ int report_host_stats_json(struct sbuf *out, const struct npa_host_stats *s);
 int report_host_blocks(struct sbuf *out, const struct npa_host_block_info *b, size_t n);
 /* The host allocator's private pools, a header then one line each. */
 int report_host_pools(struct sbuf *out, const struct npa_host_pool_info *p, size_t n);
+
+/* What a replay's pins asked for: host_memory_stats() sees only the
+ * rounded blocks that hold them. */
+struct report_pins {
+	uint64_t requested;       /* bytes the live pins asked for */
+	uint64_t requested_peak;
+	uint64_t pins, copies;
+	uint64_t refused;         /* pins the host allocator refused */
+};
+/*
+ * npumem-replay's lines for the pinned host allocator, after its report:
+ * text ending "pinned memory holds H bytes (peak P) for requests of R
+ * (peak Q)"; flat, report_host_stats_flat's keys under host_memory_stats.
+ * then pinned_requested_bytes.{current,peak}; JSON, members
+ * "host_memory_stats" and "pinned_requested_bytes" added to the object
+ * that ends `out`.
+ */
+int report_pinned_text(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p);
+int report_pinned_flat(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p);
+int report_pinned_json(struct sbuf *out, const struct npa_host_stats *h,
+		       const struct report_pins *p);
 
 #endif /* NPUMEMFS_REPORT_H */

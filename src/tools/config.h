@@ -25,7 +25,7 @@
 
 struct nmfs_config {
 	char path[PATH_MAX];        /* the ini file, "" if none */
-	int device_count;           /* 1..16 */
+	int device_count;           /* 1..NPUSIM_MAX_DEVICES */
 	const struct npa_flavor *flavor;
 	uint64_t capacity;          /* bytes per device */
 	uint64_t page_size;

@@ -490,104 +490,24 @@ static int format_report(struct run *r, enum format format, struct sbuf *out)
  * captures' and MemPools', which graphs may share). Printed only for a
  * trace with graph or mempool lines, so other reports stay as they were.
  */
-struct pool_list {
-	struct npa_pool_info *p;
-	size_t n;
-	unsigned long long total;  /* reserved bytes of them all */
-};
-
-static void pools_text(struct sbuf *out, const struct pool_list *l)
-{
-	sbuf_printf(out, "Graph pools of device 0:\n");
-	for (size_t i = 0; i < l->n; i++) {
-		const struct npa_pool_info *p = &l->p[i];
-		sbuf_printf(out, "  pool (%llu,%llu): %llu bytes reserved in %zu segment%s, "
-			    "%llu allocated, use_count %d\n", (unsigned long long)p->id.first,
-			    (unsigned long long)p->id.second,
-			    (unsigned long long)p->reserved_bytes, p->segments,
-			    p->segments == 1 ? "" : "s", (unsigned long long)p->allocated_bytes,
-			    p->use_count);
-	}
-	sbuf_printf(out, "graph pools hold %llu bytes\n", l->total);
-}
-
-/* The JSON's keys flattened with dots, as the other stats are. */
-static void pools_stats(struct sbuf *out, const struct pool_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const struct npa_pool_info *p = &l->p[i];
-		unsigned long long a = p->id.first, b = p->id.second;
-		sbuf_printf(out, "graph_pools.%llu_%llu.allocated_bytes %llu\n"
-			    "graph_pools.%llu_%llu.reserved_bytes %llu\n"
-			    "graph_pools.%llu_%llu.segments %zu\n"
-			    "graph_pools.%llu_%llu.use_count %d\n",
-			    a, b, (unsigned long long)p->allocated_bytes,
-			    a, b, (unsigned long long)p->reserved_bytes,
-			    a, b, p->segments, a, b, p->use_count);
-	}
-	sbuf_printf(out, "graph_pools.reserved_bytes %llu\n", l->total);
-}
-
-/* Open a member NAME as the stats object's last: the caller writes its
- * value and then closes the object with close_last_member. */
-static void open_last_member(struct sbuf *out, const char *name, char *tail, size_t len)
-{
-	char *end = out->len ? strrchr(out->data, '}') : NULL;
-
-	tail[0] = '\0';
-	if (end == NULL)
-		return;
-	snprintf(tail, len, "%s", end + 1);
-	out->len = (size_t)(end - out->data);
-	while (out->len > 0 && strchr(" \n", out->data[out->len - 1]))
-		out->len--;
-	sbuf_printf(out, ",\n  \"%s\": ", name);
-}
-
-static void close_last_member(struct sbuf *out, const char *tail)
-{
-	sbuf_printf(out, "\n}%s", tail);
-}
-
-/* A "graph_pools" member, added as the stats object's last. */
-static void pools_json(struct sbuf *out, const struct pool_list *l)
-{
-	char tail[8];
-
-	open_last_member(out, "graph_pools", tail, sizeof(tail));
-	sbuf_printf(out, "{\n");
-	for (size_t i = 0; i < l->n; i++) {
-		const struct npa_pool_info *p = &l->p[i];
-		sbuf_printf(out, "    \"%llu_%llu\": {\n      \"allocated_bytes\": %llu,\n"
-			    "      \"reserved_bytes\": %llu,\n      \"segments\": %zu,\n"
-			    "      \"use_count\": %d\n    },\n", (unsigned long long)p->id.first,
-			    (unsigned long long)p->id.second,
-			    (unsigned long long)p->allocated_bytes,
-			    (unsigned long long)p->reserved_bytes, p->segments, p->use_count);
-	}
-	sbuf_printf(out, "    \"reserved_bytes\": %llu\n  }", l->total);
-	close_last_member(out, tail);
-}
-
 static int format_pools(struct run *r, enum format format, struct sbuf *out)
 {
-	struct pool_list l = { 0 };
+	struct npa_pool_info *p;
+	size_t n;
 	int rc;
 
 	if ((r->trace->ngraphs == 0 && r->trace->npools == 0) || format == FORMAT_SNAPSHOT)
 		return 0;
-	if ((rc = npa_pool_list(r->alloc, 0, &l.p, &l.n)) != 0)
+	if ((rc = npa_pool_list(r->alloc, 0, &p, &n)) != 0)
 		return rc;
-	for (size_t i = 0; i < l.n; i++)
-		l.total += l.p[i].reserved_bytes;
 	if (format == FORMAT_SUMMARY)
-		pools_text(out, &l);
+		rc = report_graph_pools_text(out, p, n, 0);
 	else if (format == FORMAT_STATS)
-		pools_stats(out, &l);
+		rc = report_graph_pools_flat(out, p, n);
 	else
-		pools_json(out, &l);
-	free(l.p);
-	return out->error;
+		rc = report_graph_pools_json(out, p, n);
+	free(p);
+	return rc;
 }
 
 /*
@@ -595,83 +515,24 @@ static int format_pools(struct run *r, enum format format, struct sbuf *out)
  * lines: host_memory_stats() and the bytes the live pins asked for, so
  * the rounding shows (a 20 GiB batch held in a 32 GiB block).
  */
-static void host_text(struct sbuf *out, const struct npa_host_stats *h,
-		      const struct wl_replay_counters *c)
-{
-	sbuf_printf(out, "Pinned host memory:\n"
-		    "  held (allocated_bytes): %lld, peak %lld\n"
-		    "  in use or pending (active_bytes): %lld, peak %lld\n"
-		    "  asked for by live pins: %llu, peak %llu\n"
-		    "  blocks: %lld, peak %lld; %llu pins, %llu copies, %llu pins refused\n",
-		    (long long)h->allocated_bytes.current, (long long)h->allocated_bytes.peak,
-		    (long long)h->active_bytes.current, (long long)h->active_bytes.peak,
-		    (unsigned long long)c->pinned_requested,
-		    (unsigned long long)c->pinned_requested_peak,
-		    (long long)h->allocations.current, (long long)h->allocations.peak,
-		    (unsigned long long)c->pins, (unsigned long long)c->copies,
-		    (unsigned long long)c->pin_ooms);
-	sbuf_printf(out, "pinned memory holds %lld bytes (peak %lld) for requests of %llu "
-		    "(peak %llu)\n", (long long)h->allocated_bytes.current,
-		    (long long)h->allocated_bytes.peak,
-		    (unsigned long long)c->pinned_requested,
-		    (unsigned long long)c->pinned_requested_peak);
-}
-
-/* host/stats' keys under host_memory_stats., then the requests. */
-static int host_stats(struct sbuf *out, const struct npa_host_stats *h,
-		      const struct wl_replay_counters *c)
-{
-	struct sbuf flat;
-	int rc;
-
-	sbuf_init(&flat);
-	rc = report_host_stats_flat(&flat, h);
-	for (char *line = flat.data; rc == 0 && line != NULL && *line;) {
-		char *nl = strchr(line, '\n');
-		int len = nl ? (int)(nl - line) : (int)strlen(line);
-		sbuf_printf(out, "host_memory_stats.%.*s\n", len, line);
-		line = nl ? nl + 1 : NULL;
-	}
-	sbuf_release(&flat);
-	sbuf_printf(out, "pinned_requested_bytes.current %llu\npinned_requested_bytes.peak %llu\n",
-		    (unsigned long long)c->pinned_requested,
-		    (unsigned long long)c->pinned_requested_peak);
-	return rc;
-}
-
-static int host_json(struct sbuf *out, const struct npa_host_stats *h,
-		     const struct wl_replay_counters *c)
-{
-	char tail[8];
-	int rc;
-
-	open_last_member(out, "host_memory_stats", tail, sizeof(tail));
-	rc = report_host_stats_json(out, h);
-	while (out->len > 0 && out->data[out->len - 1] == '\n')
-		out->len--;
-	sbuf_printf(out, ",\n  \"pinned_requested_bytes\": {\"current\": %llu, \"peak\": %llu}",
-		    (unsigned long long)c->pinned_requested,
-		    (unsigned long long)c->pinned_requested_peak);
-	close_last_member(out, tail);
-	return rc;
-}
-
 static int format_host(struct run *r, enum format format, struct sbuf *out)
 {
 	struct wl_replay_counters c;
 	struct npa_host_stats h;
+	struct report_pins pins;
 
 	if (r->trace->npins == 0 || format == FORMAT_SNAPSHOT)
 		return 0;
 	wl_replay_counters(r->replay, &c);
 	npa_host_get_stats(npa_host_of(r->alloc), &h);
+	pins = (struct report_pins){ .requested = c.pinned_requested,
+				     .requested_peak = c.pinned_requested_peak,
+				     .pins = c.pins, .copies = c.copies, .refused = c.pin_ooms };
 	if (format == FORMAT_SUMMARY)
-		host_text(out, &h, &c);
-	else if (format == FORMAT_STATS)
-		return host_stats(out, &h, &c);
-	else
-		return host_json(out, &h, &c);
-	return out->error;
+		return report_pinned_text(out, &h, &pins);
+	if (format == FORMAT_STATS)
+		return report_pinned_flat(out, &h, &pins);
+	return report_pinned_json(out, &h, &pins);
 }
 
 static int print_report(struct run *r, enum format format)

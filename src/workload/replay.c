@@ -103,7 +103,7 @@ int wl_replay_grow(void *a, uint32_t *cap, uint32_t need, size_t size)
 static int grow_all(struct wl_replay *r)
 {
 	const struct wl_trace *t = r->t;
-	uint32_t old = r->slot_cap, cap = old, ncap = r->stream_cap * WL_MAX_DEVICES;
+	uint32_t old = r->slot_cap, cap = old, ncap = r->stream_cap * NPA_MAX_DEVICES;
 	int rc = wl_replay_grow(&r->ptr, &r->slot_cap, t->nslots, sizeof(*r->ptr));
 
 	/* The other per-slot arrays follow ptr's capacity. One that cannot
@@ -118,9 +118,9 @@ static int grow_all(struct wl_replay *r)
 	if (rc != 0)
 		r->slot_cap = old;
 	if (rc == 0 && t->nstreams > r->stream_cap) {
-		rc = wl_replay_grow(&r->streams, &ncap, t->nstreams * WL_MAX_DEVICES,
+		rc = wl_replay_grow(&r->streams, &ncap, t->nstreams * NPA_MAX_DEVICES,
 				    sizeof(*r->streams));
-		r->stream_cap = ncap / WL_MAX_DEVICES;
+		r->stream_cap = ncap / NPA_MAX_DEVICES;
 	}
 	if (rc == 0)
 		rc = wl_replay_pools_grow(r);

@@ -40,7 +40,7 @@ struct wl_replay {
 	struct allocator a;   /* what the events go to */
 	const struct wl_trace *t;
 	void **ptr;           /* [nslots]: NULL when not live (or size 0) */
-	/* [nstreams * WL_MAX_DEVICES]: (dense stream, device); index 0
+	/* [nstreams * NPA_MAX_DEVICES]: (dense stream, device); index 0
 	 * (default) unused */
 	aclrtStream *streams;
 	/* [nslots] when the trace has complete lines: the events recorded at
@@ -72,7 +72,7 @@ struct wl_replay {
 static inline aclrtStream *wl_replay_stream_at(const struct wl_replay *r, int device,
 					       int32_t index)
 {
-	return &r->streams[(size_t)index * WL_MAX_DEVICES + (size_t)device];
+	return &r->streams[(size_t)index * NPA_MAX_DEVICES + (size_t)device];
 }
 
 /* "TRACE:LINE: what" into err; returns rc. */

@@ -45,6 +45,9 @@ static int launcher_of(struct wl_replay *r)
 	return rc;
 }
 
+/* The trace keeps ns as the launcher takes it. */
+_Static_assert(WL_OPEN_ENDED == OP_OPEN_ENDED, "launch_op without ns= is open-ended");
+
 int wl_replay_launch_op(struct wl_replay *r, const struct wl_event *ev, char *err,
 			size_t errlen)
 {

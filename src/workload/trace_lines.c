@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/mem_populate.h"
-#include "replay.h"
+#include "trace.h"
 #include "trace_lines.h"
 
 /* Read this much at a time; the buffer also holds a whole longest line.

@@ -69,7 +69,7 @@ static int parse_device(struct parser *p, const char *s, int *out)
 	long v;
 	int rc = parse_decimal(s, LONG_MAX, &v);
 
-	if (rc == 0 && v < WL_MAX_DEVICES) {
+	if (rc == 0 && v < NPA_MAX_DEVICES) {
 		*out = (int)v;
 		return 0;
 	}
@@ -77,7 +77,7 @@ static int parse_device(struct parser *p, const char *s, int *out)
 		return wl_parse_bad(p, "negative device %s", s);
 	if (rc == -EINVAL)
 		return wl_parse_bad(p, "bad device '%s'", s);
-	return wl_parse_bad(p, "device %s out of range (0..%d)", s, WL_MAX_DEVICES - 1);
+	return wl_parse_bad(p, "device %s out of range (0..%d)", s, NPA_MAX_DEVICES - 1);
 }
 
 static int parse_stream_number(struct parser *p, const char *s, long *out)

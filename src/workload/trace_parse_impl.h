@@ -13,7 +13,7 @@
 
 #include "base/mem_populate.h"
 #include "base/str_table.h"
-#include "replay.h"
+#include "trace.h"
 #include "trace_lines.h"
 
 struct graph_entry;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 
 #include "base/size_parse.h"
-#include "op_launch.h"
 #include "trace_parse_impl.h"
 
 /* The duration's slot in t->op_ns. */
@@ -44,5 +43,5 @@ int wl_parse_launch_op(struct parser *p, char **f, int nf, struct wl_event *ev)
 	if (rc)
 		return rc;
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
-	return add_duration(p, o.ns == UINT64_MAX ? OP_OPEN_ENDED : o.ns, &ev->slot);
+	return add_duration(p, o.ns == UINT64_MAX ? WL_OPEN_ENDED : o.ns, &ev->slot);
 }

@@ -1,6 +1,6 @@
 /*
  * trace_stream.c - a trace read, checked and handed out a chunk of events
- * at a time (replay.h), with the whole-trace parser's own line checks.
+ * at a time (trace.h), with the whole-trace parser's own line checks.
  *
  * A reading thread parses the next chunk while the caller replays the one
  * it has, so on two cores the reading hides behind the replay instead of
@@ -253,11 +253,11 @@ static int device_option(const char *f)
 	if (strncmp(f, "device=", 7) != 0 || f[7] == '\0')
 		return -1;
 	for (f += 7; *f; f++) {
-		if (*f < '0' || *f > '9' || d >= WL_MAX_DEVICES)
+		if (*f < '0' || *f > '9' || d >= NPA_MAX_DEVICES)
 			return -1;
 		d = d * 10 + (*f - '0');
 	}
-	return d < WL_MAX_DEVICES ? d : -1;
+	return d < NPA_MAX_DEVICES ? d : -1;
 }
 
 /*

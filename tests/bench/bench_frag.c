@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/replay.h"
+
 #include "bench_traces.h"
 #include "bench_util.h"
 

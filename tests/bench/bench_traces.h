@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 
 #define BENCH_SEED 42
 

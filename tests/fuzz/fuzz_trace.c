@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 
 #define NAME "t"
 
@@ -123,7 +123,7 @@ static void check_accepted(const struct wl_trace *t, unsigned lines)
 		return;
 	}
 	memset(capturing, 0xff, t->nstreams * sizeof(*capturing));
-	if (t->max_device >= WL_MAX_DEVICES || t->nstreams == 0 ||
+	if (t->max_device >= NPA_MAX_DEVICES || t->nstreams == 0 ||
 	    t->stream_number[0] != 0)
 		abort();
 	for (size_t i = 0; i < t->nevents; i++) {

@@ -109,6 +109,52 @@ static void gauges_label_each_pool_with_its_device(void **state)
 	sbuf_release(&out);
 }
 
+/* npumem-replay's lines: the summary's, the flat keys, and a member added
+ * to a stats object that still parses. */
+static void replay_lines_sum_the_pools(void **state)
+{
+	struct npa_pool_info pools[] = { graph_pool, mempool };
+	struct sbuf out;
+
+	(void)state;
+	sbuf_init(&out);
+	assert_int_equal(report_graph_pools_text(&out, pools, 2, 0), 0);
+	assert_string_equal(out.data,
+		"Graph pools of device 0:\n"
+		"  pool (1,0): 2097152 bytes reserved in 1 segment, 4096 allocated, use_count 1\n"
+		"  pool (0,12): 23068672 bytes reserved in 2 segments, 3146240 allocated, use_count 2\n"
+		"graph pools hold 25165824 bytes\n");
+	out.len = 0;
+	assert_int_equal(report_graph_pools_flat(&out, pools, 1), 0);
+	assert_string_equal(out.data,
+		"graph_pools.1_0.allocated_bytes 4096\n"
+		"graph_pools.1_0.reserved_bytes 2097152\n"
+		"graph_pools.1_0.segments 1\n"
+		"graph_pools.1_0.use_count 1\n"
+		"graph_pools.reserved_bytes 2097152\n");
+	sbuf_release(&out);
+}
+
+static void replay_json_is_the_last_member(void **state)
+{
+	struct npa_pool_info pools[] = { mempool };
+	struct sbuf out;
+	json_t *root;
+
+	(void)state;
+	sbuf_init(&out);
+	sbuf_puts(&out, "{\n  \"num_ooms\": 0\n}\n");
+	assert_int_equal(report_graph_pools_json(&out, pools, 1), 0);
+	root = json_loads(out.data, 0, NULL);
+	assert_non_null(root);
+	assert_int_equal(json_integer_value(json_object_get(root, "num_ooms")), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "graph_pools"),
+							    "reserved_bytes")), 23068672);
+	assert_string_equal(out.data + out.len - 6, "  }\n}\n");
+	json_decref(root);
+	sbuf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +162,8 @@ int main(void)
 		cmocka_unit_test(no_pools_is_the_header_alone),
 		cmocka_unit_test(json_has_the_table_values),
 		cmocka_unit_test(gauges_label_each_pool_with_its_device),
+		cmocka_unit_test(replay_lines_sum_the_pools),
+		cmocka_unit_test(replay_json_is_the_last_member),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

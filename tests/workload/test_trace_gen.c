@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 #include "workload/trace_gen.h"
 
 struct text {

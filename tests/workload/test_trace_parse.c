@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 
 #include "bad_traces.h"
 

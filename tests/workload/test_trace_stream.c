@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "workload/replay.h"
+#include "workload/trace.h"
 
 /* A trace of `pairs` alloc/free pairs, every third on stream 7, then
  * `tail` (a last line, or ""). Returns its path, to unlink. */

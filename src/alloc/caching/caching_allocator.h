@@ -23,6 +23,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/allocator.h"
 #include "alloc/conf/alloc_conf.h"
 #include "alloc/conf/flavor.h"
 #include "alloc/core/snapshot.h"

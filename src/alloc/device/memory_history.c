@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc/allocator.h"
 #include "alloc/core/stream_id.h"
 
 #include "devices.h"

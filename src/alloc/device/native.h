@@ -12,8 +12,6 @@
 #include <acl/acl_rt.h>
 
 #define NPA_ERRLEN 1024
-/* As many devices as the runtime can have (aclrtGetDeviceCount). */
-#define NPA_MAX_DEVICES 16
 
 struct npa;
 
