@@ -173,7 +173,7 @@ int store_empty_virt_addr_cache(struct nmfs *d, const struct target *t,
 	(void)t, (void)caller;
 	if (rc)
 		return rc;
-	rc = npa_empty_virt_addr_cache(d->alloc, device, err, errlen);
+	rc = npa_empty_virt_addr_cache(sw_caching(d->sw), device, err, errlen);
 	if (rc)
 		return rc;
 	if (device < 0)
@@ -188,7 +188,7 @@ int store_alloc_conf(struct nmfs *d, const struct target *t,
 		     const char *value, uid_t caller, char *err, size_t errlen)
 {
 	(void)t, (void)caller;
-	int rc = npa_set_conf(d->alloc, value, NPA_ORIGIN_WRITE, err, errlen);
+	int rc = npa_set_conf(sw_caching(d->sw), value, NPA_ORIGIN_WRITE, err, errlen);
 	if (rc == 0)
 		dlog_printf(&d->log, "alloc_conf: set \"%s\"", value);
 	return rc;

@@ -19,8 +19,8 @@
 #include "alloc/host/host_allocator.h"
 #include "workload/pinned_store.h"
 
-static int start_alloc(struct nmfs *d, const struct nmfs_options *o, char *err,
-		       size_t errlen)
+static int start_alloc(struct nmfs *d, const struct nmfs_options *o, struct npa **a,
+		       char *err, size_t errlen)
 {
 	const char *alloc_conf = o->alloc_conf ? o->alloc_conf : "";
 	struct npa_options opt = { .flavor = d->flavor,
@@ -38,7 +38,7 @@ static int start_alloc(struct nmfs *d, const struct nmfs_options *o, char *err,
 	}
 	if (npa_conf_pinned_warning(&opt.conf))
 		dlog_printf(&d->log, "alloc_conf: %s", npa_conf_pinned_warning(&opt.conf));
-	rc = npa_create(&opt, &d->alloc);
+	rc = npa_create(&opt, a);
 	if (rc)
 		snprintf(err, errlen, "cannot create the allocator: %s", strerror(-rc));
 	return rc;
@@ -148,11 +148,11 @@ static void stop_acl(struct nmfs *d)
 	d->acl = NULL;
 }
 
-static int start_switch(struct nmfs *d, const char *plugin_dirs, char *err,
+static int start_switch(struct nmfs *d, struct npa *a, const char *plugin_dirs, char *err,
 			size_t errlen)
 {
 	struct sw_options opt = {
-		.caching = d->alloc,
+		.caching = a,
 		.device_count = d->device_count,
 		.plugin_dirs = plugin_dirs,
 		.owner = d->uid,
@@ -217,6 +217,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	      size_t errlen)
 {
 	const char *path = opt->config_path ? opt->config_path : "";
+	struct npa *a = NULL;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
@@ -234,10 +235,10 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 		snprintf(err, errlen, "out of memory");
 		goto out_log;
 	}
-	rc = start_alloc(d, opt, err, errlen);
+	rc = start_alloc(d, opt, &a, err, errlen);
 	if (rc)
 		goto out_log;
-	rc = start_switch(d, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
+	rc = start_switch(d, a, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
 	if (rc)
 		goto out_alloc;
 	rc = streams_init(&d->streams, d->sw, d->device_count);
@@ -250,7 +251,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	if (rc == 0)
 		rc = start_acl(d);
 	if (rc == 0)
-		rc = ps_new(npa_host_of(d->alloc), &d->pinned);
+		rc = ps_new(sw_host(d->sw), &d->pinned);
 	if (rc) {
 		snprintf(err, errlen, "cannot start graphs and tensors: %s", strerror(-rc));
 		goto out_switch;
@@ -268,11 +269,11 @@ out_switch:
 	stop_acl(d);
 	sampler_fini(&d->sampler);
 	graphs_free(d->graphs);
-	mempools_free(d->mempools, d->alloc);
+	mempools_free(d->mempools, a);
 	streams_fini(&d->streams, &d->log);
 	sw_destroy(d->sw);
 out_alloc:
-	npa_destroy(d->alloc, NULL);
+	npa_destroy(a, NULL);
 out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
@@ -317,18 +318,18 @@ int daemon_set_mountpoint(struct nmfs *d, const char *path)
 	return 0;
 }
 
-static int check_devices(struct nmfs *d)
+static int check_devices(struct nmfs *d, struct npa *a)
 {
 	char why[NPA_ERRLEN];
 	int bad = 0;
 
 	for (int i = 0; i < d->device_count; i++) {
-		if (npa_check(d->alloc, i, why, sizeof(why)) == 0)
+		if (npa_check(a, i, why, sizeof(why)) == 0)
 			continue;
 		dlog_printf(&d->log, "invariant check: device%d: %s", i, why);
 		bad = -EFAULT;
 	}
-	if (npa_host_check(npa_host_of(d->alloc), why, sizeof(why)) != 0) {
+	if (npa_host_check(npa_host_of(a), why, sizeof(why)) != 0) {
 		dlog_printf(&d->log, "invariant check: host: %s", why);
 		bad = -EFAULT;
 	}
@@ -339,6 +340,7 @@ static int check_devices(struct nmfs *d)
 
 int daemon_fini(struct nmfs *d)
 {
+	struct npa *a = sw_caching(d->sw);
 	uint64_t leaked_bytes = 0;
 
 	rw_stop(&d->replay);
@@ -349,13 +351,13 @@ int daemon_fini(struct nmfs *d)
 	/* Operators end and give their workspace back before streams go. */
 	stop_acl(d);
 	ps_free(d->pinned);
-	mempools_free(d->mempools, d->alloc);
+	mempools_free(d->mempools, a);
 	streams_fini(&d->streams, &d->log);
 	/* Tensors are gone, so every plug-in is unloaded here. */
 	sw_destroy(d->sw);
 	d->sw = NULL;
-	int rc = check_devices(d);
-	size_t leaks = npa_destroy(d->alloc, &leaked_bytes);
+	int rc = check_devices(d, a);
+	size_t leaks = npa_destroy(a, &leaked_bytes);
 	if (leaks) {
 		dlog_printf(&d->log, "leak: %zu block%s (%llu bytes) still allocated",
 			    leaks, leaks == 1 ? "" : "s",

@@ -53,8 +53,10 @@ struct nmfs {
 	char *config_text;
 	char *replay_path;       /* start-up trace, "" none */
 	bool replay_loop;
-	struct npa *alloc;       /* the built-in allocator: its settings, OOM reports and checks */
-	struct sw *sw;           /* what tensors, replays and views use: npa or a plug-in */
+	/* The allocator: what tensors, replays and views use (the built-in
+	 * caching allocator or a plug-in), and through sw_caching the built-in
+	 * one's settings, OOM reports, history, pools and graphs. */
+	struct sw *sw;
 	const struct npa_flavor *flavor;
 	int device_count;
 	struct fs_streams streams; /* each device's streams and their tensors */

@@ -149,7 +149,7 @@ static int run_create(struct graph_job *j, struct fs_graph *e)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	int rc = npa_graph_new(j->d->alloc, &e->g);
+	int rc = npa_graph_new(sw_caching(j->d->sw), &e->g);
 	if (rc) {
 		free(e);
 		return rc;
@@ -200,7 +200,7 @@ static int pool_of_handle(struct graph_job *j, const char *name, struct npa_pool
 	if (!*made)
 		return -ENOMEM;
 	snprintf((*made)->name, sizeof((*made)->name), "%s", name);
-	(*made)->id = npa_graph_pool_handle(j->d->alloc, true);
+	(*made)->id = npa_graph_pool_handle(sw_caching(j->d->sw), true);
 	*id = (*made)->id;
 	return 0;
 }

@@ -33,8 +33,8 @@ int show_snapshot_pickle(struct nmfs *d, const struct target *t, struct sbuf *ou
 	int rc = traces ? sw_snapshot(d->sw, t->device, &snap) : -ENOMEM;
 
 	if (rc == 0)
-		rc = npa_history_copy(d->alloc, t->device, 0, &traces[t->device]);
-	npa_get_conf(d->alloc, &conf);
+		rc = npa_history_copy(sw_caching(d->sw), t->device, 0, &traces[t->device]);
+	npa_get_conf(sw_caching(d->sw), &conf);
 	if (rc == 0)
 		rc = report_snapshot_pickle(out, &snap, traces, t->device + 1, d->flavor, &conf);
 	if (traces)
@@ -48,7 +48,7 @@ int show_record_memory_history(struct nmfs *d, const struct target *t, struct sb
 {
 	for (int i = 0; i < d->device_count; i++) {
 		struct npa_history_state hs;
-		int rc = npa_history_state(d->alloc, i, &hs);
+		int rc = npa_history_state(sw_caching(d->sw), i, &hs);
 
 		if (rc)
 			return rc;
@@ -107,7 +107,7 @@ int store_record_memory_history(struct nmfs *d, const struct target *t,
 	(void)t, (void)caller;
 	if (rc)
 		return rc;
-	rc = npa_record_memory_history(d->alloc, -1, enabled, max);
+	rc = npa_record_memory_history(sw_caching(d->sw), -1, enabled, max);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "no memory for %zu trace entries per device", max);
 	else if (rc == 0 && enabled && strcmp(enabled, "all") == 0)

@@ -17,7 +17,7 @@
 
 static struct npa_host *host(struct nmfs *d)
 {
-	return npa_host_of(d->alloc);
+	return npa_host_of(sw_caching(d->sw));
 }
 
 int show_host_stats(struct nmfs *d, const struct target *t, struct sbuf *out)

@@ -116,7 +116,7 @@ static int create_from(struct mempool_cmd *c, const struct fs_mempool *m,
 
 	if (rc)
 		return rc;
-	rc = npa_mempool_create_from(c->d->alloc, m->device, m->id, o->use_on_oom,
+	rc = npa_mempool_create_from(sw_caching(c->d->sw), m->device, m->id, o->use_on_oom,
 				     o->no_split, &src);
 	if (rc)
 		src.drop(src.ctx);
@@ -125,7 +125,7 @@ static int create_from(struct mempool_cmd *c, const struct fs_mempool *m,
 
 static int run_create(struct mempool_cmd *c)
 {
-	struct npa *a = c->d->alloc;
+	struct npa *a = sw_caching(c->d->sw);
 	struct create_args o = { 0 };
 	int rc = parse_create(c, &o);
 
@@ -180,7 +180,7 @@ static int parse_stream(struct mempool_cmd *c, int *stream)
 static int run_begin(struct mempool_cmd *c)
 {
 	struct fs_mempool *m = c->m;
-	struct npa *a = c->d->alloc;
+	struct npa *a = sw_caching(c->d->sw);
 	aclrtStream s;
 	int stream;
 	int rc = parse_stream(c, &stream);
@@ -202,7 +202,7 @@ static int run_begin(struct mempool_cmd *c)
 static int run_end(struct mempool_cmd *c)
 {
 	struct fs_mempool *m = c->m;
-	int rc = npa_mempool_end(c->d->alloc, m->device, m->id, c->err, c->errlen);
+	int rc = npa_mempool_end(sw_caching(c->d->sw), m->device, m->id, c->err, c->errlen);
 
 	if (rc == 0)
 		m->routing = -1;
@@ -219,7 +219,7 @@ static int run_release(struct mempool_cmd *c)
 			 m->name, m->routing);
 		return -EBUSY;
 	}
-	npa_mempool_destroy(c->d->alloc, m->device, m->id, NULL, 0);
+	npa_mempool_destroy(sw_caching(c->d->sw), m->device, m->id, NULL, 0);
 	HASH_DEL(c->d->mempools->by_name, m);
 	free(m);
 	return 0;
@@ -227,7 +227,7 @@ static int run_release(struct mempool_cmd *c)
 
 static int run_empty(struct mempool_cmd *c)
 {
-	return npa_empty_cache_pool(c->d->alloc, c->m->device, c->m->id);
+	return npa_empty_cache_pool(sw_caching(c->d->sw), c->m->device, c->m->id);
 }
 
 static const struct {

@@ -51,7 +51,7 @@ static int pipe_read(struct nmfs *d, struct fh *fh, char *buf, size_t size, off_
 
 	if (pthread_mutex_trylock(&fh->lock))
 		return -EBUSY;
-	ssize_t n = trace_pipe_read(fh->pipe, d->alloc, &d->trace_waiters,
+	ssize_t n = trace_pipe_read(fh->pipe, sw_caching(d->sw), &d->trace_waiters,
 				    fuse_get_context()->uid, &w, flags & O_NONBLOCK,
 				    (uint64_t)off, buf, size);
 	pthread_mutex_unlock(&fh->lock);

@@ -19,7 +19,7 @@ int pool_find(struct nmfs *d, int device, struct npa_pool_id id,
 {
 	struct npa_pool_info *all = NULL;
 	size_t n = 0;
-	int rc = npa_pool_list(d->alloc, device, &all, &n);
+	int rc = npa_pool_list(sw_caching(d->sw), device, &all, &n);
 
 	if (rc)
 		return rc;
@@ -66,7 +66,7 @@ static int show_list(struct nmfs *d, const struct target *t, struct sbuf *out,
 {
 	struct npa_pool_info *all = NULL;
 	size_t n = 0;
-	int rc = npa_pool_list(d->alloc, t->device, &all, &n);
+	int rc = npa_pool_list(sw_caching(d->sw), t->device, &all, &n);
 
 	if (rc == 0)
 		rc = format(out, all, n);
@@ -92,7 +92,7 @@ int show_pool_snapshot(struct nmfs *d, const struct target *t, struct sbuf *out)
 
 	if (!pool_parse_name(t->name, &id))
 		return -ENOENT;
-	int rc = npa_snapshot_pool(d->alloc, t->device, id, &snap);
+	int rc = npa_snapshot_pool(sw_caching(d->sw), t->device, id, &snap);
 	if (rc == 0)
 		rc = report_snapshot_json(out, &snap);
 	npa_snapshot_release(&snap);
@@ -104,7 +104,7 @@ static int list_pools(struct nmfs *d, const struct target *t, name_visit_fn fn,
 {
 	struct npa_pool_info *all = NULL;
 	size_t n = 0;
-	int rc = npa_pool_list(d->alloc, t->device, &all, &n);
+	int rc = npa_pool_list(sw_caching(d->sw), t->device, &all, &n);
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		char name[48];
@@ -138,7 +138,7 @@ int show_pool_metrics(struct nmfs *d, struct sbuf *out)
 	int rc = 0;
 
 	for (int i = 0; i < d->device_count && !rc; i++)
-		rc = npa_pool_list(d->alloc, i, &lists[i], &counts[i]);
+		rc = npa_pool_list(sw_caching(d->sw), i, &lists[i], &counts[i]);
 	if (rc == 0)
 		rc = report_prometheus_pools(out, (const struct npa_pool_info *const *)lists,
 					     counts, d->device_count);

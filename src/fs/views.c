@@ -192,7 +192,7 @@ int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	struct npa_conf conf;
 
-	npa_get_conf(d->alloc, &conf);
+	npa_get_conf(sw_caching(d->sw), &conf);
 	int rc = npa_conf_print(out, &conf, d->flavor);
 	if (rc < 0)
 		return rc;
@@ -203,7 +203,7 @@ int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out)
 int show_oom(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	char text[NPA_ERRLEN];
-	int rc = npa_last_oom(d->alloc, t->device, text, sizeof(text));
+	int rc = npa_last_oom(sw_caching(d->sw), t->device, text, sizeof(text));
 
 	if (rc || !text[0])
 		return rc;

@@ -606,6 +606,11 @@ struct npa *sw_current_caching(struct sw *sw)
 	return sw_is_caching(sw) ? sw->npa : NULL;
 }
 
+struct npa *sw_caching(struct sw *sw)
+{
+	return sw->npa;
+}
+
 struct npa_host *sw_host(struct sw *sw)
 {
 	return npa_host_of(sw->npa);

@@ -149,6 +149,9 @@ int sw_device_count(const struct sw *sw);
 bool sw_is_caching(struct sw *sw);
 /* The built-in allocator if it is the current one, else NULL. */
 struct npa *sw_current_caching(struct sw *sw);
+/* The built-in allocator, current or not: its settings, history, pools and
+ * graphs stay its own whoever allocates. */
+struct npa *sw_caching(struct sw *sw);
 /* The pinned host allocator: the built-in allocator's, whichever device
  * allocator is current, as torch_npu keeps its host allocator. */
 struct npa_host *sw_host(struct sw *sw);
