@@ -49,6 +49,13 @@ rank() {
 	done
 	echo -1
 }
+# Of "FROM -> TO ..." lines, those whose TO does not come before FROM.
+against_order() {
+	while read -r from _ to _; do
+		[ -n "$from" ] || continue
+		[ "$(rank "$to")" -lt "$(rank "$from")" ] || echo "$from -> $to"
+	done
+}
 folder_of() { # alloc/F/x.c -> F, alloc/x.h -> .
 	local rest=${1#alloc/}
 	case $rest in */*) echo "${rest%%/*}" ;; *) echo . ;; esac
@@ -68,10 +75,7 @@ alloc_arrows=$(for f in $(find alloc -name '*.[ch]' | sort); do
 done | sort | uniq -c | awk '{ print $2, $3, $4, "(" $1 ")" }')
 echo "alloc/:"
 echo "$alloc_arrows" | sed 's/^/  /'
-up=$(echo "$alloc_arrows" | while read -r from _ to _; do
-	[ -n "$from" ] || continue
-	[ "$(rank "$to")" -lt "$(rank "$from")" ] || echo "$from -> $to"
-done)
+up=$(echo "$alloc_arrows" | against_order)
 [ -z "$up" ] || fail "includes inside alloc/ that run back up ($ALLOC_ORDER):
 $up"
 
@@ -105,10 +109,7 @@ if [ -n "$objdir" ]; then
 		sort | uniq -c | awk '{ print $2, $3, $4, "(" $1 " names)" }')
 	echo "alloc/ calls:"
 	echo "$calls" | sed 's/^/  /'
-	upcalls=$(echo "$calls" | while read -r from _ to _; do
-		[ -n "$from" ] || continue
-		[ "$(rank "$to")" -lt "$(rank "$from")" ] || echo "$from -> $to"
-	done)
+	upcalls=$(echo "$calls" | against_order)
 	[ -z "$upcalls" ] || fail "calls inside alloc/ that run back up:
 $upcalls"
 fi

@@ -14,6 +14,7 @@ void pool_registry_init(struct pool_registry *reg, const struct pool_registry_op
 {
 	memset(reg, 0, sizeof(*reg));
 	reg->ops = ops;
+	reg->newest_first = ops->newest_first;
 }
 
 struct private_pool *pool_registry_find(const struct pool_registry *reg, struct npa_pool_id id)

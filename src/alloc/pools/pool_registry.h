@@ -46,6 +46,7 @@ struct pool_registry_ops {
 
 struct pool_registry {
 	const struct pool_registry_ops *ops;
+	bool newest_first;          /* ops->newest_first, at hand for route */
 	struct private_pool *head;
 	struct pool_scope *scopes;  /* oldest first */
 	size_t nscopes, cap;
@@ -79,13 +80,17 @@ void pool_registry_fini(struct pool_registry *reg);
 static inline struct private_pool *pool_registry_route(const struct pool_registry *reg,
 						       aclrtStream stream)
 {
-	for (size_t k = 0; k < reg->nscopes; k++) {
-		size_t i = reg->ops->newest_first ? reg->nscopes - 1 - k : k;
-		const struct pool_scope *s = &reg->scopes[i];
+	const struct pool_scope *s = reg->scopes, *end = s + reg->nscopes;
 
+	if (reg->newest_first) {
+		while (end-- != s)
+			if (end->filter(stream, end->arg))
+				return end->pool;
+		return NULL;
+	}
+	for (; s != end; s++)
 		if (s->filter(stream, s->arg))
 			return s->pool;
-	}
 	return NULL;
 }
 
