@@ -94,11 +94,4 @@ static inline bool allocator_faulted(struct allocator a, char *buf, size_t len)
 	return a.ops->faulted && a.ops->faulted(a.self, buf, len);
 }
 
-/* The built-in caching allocator, a plug-in wrapper and the switch. */
-struct allocator npa_allocator(struct npa *a);
-struct npl;
-struct allocator npl_allocator(struct npl *p);
-struct sw;
-struct allocator sw_allocator(struct sw *sw);
-
 #endif /* NPUMEMFS_ALLOCATOR_H */

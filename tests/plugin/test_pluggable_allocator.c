@@ -49,7 +49,7 @@ static struct ctx load(const char *functions)
 static struct npa_stats stats_of(struct ctx *c, int device)
 {
 	struct npa_stats s;
-	assert_int_equal(npl_get_stats(c->a, device, &s), 0);
+	assert_int_equal(npl_ops.get_stats(c->a, device, &s), 0);
 	return s;
 }
 
@@ -81,8 +81,8 @@ static void each_allocation_is_one_segment_of_its_size(void **state)
 	void *small, *large;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 1000, NULL, &small, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 3 * MiB, NULL, &large, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1000, NULL, &small, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 3 * MiB, NULL, &large, err, sizeof(err)), 0);
 	struct npa_stats s = stats_of(&c, 0);
 	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 2);
 	assert_int_equal(s.allocation[NPA_STAT_SMALL_POOL].current, 1);
@@ -104,9 +104,9 @@ static void free_lowers_current_and_keeps_the_peak(void **state)
 	void *small, *large;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 1, 1000, NULL, &small, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 1, 3 * MiB, NULL, &large, err, sizeof(err)), 0);
-	assert_int_equal(npl_free(c.a, large, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 1000, NULL, &small, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 3 * MiB, NULL, &large, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, large, err, sizeof(err)), 0);
 	struct npa_stats s = stats_of(&c, 1);
 	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, 1000);
 	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].peak, 1000 + 3 * MiB);
@@ -126,10 +126,10 @@ static void stats_are_kept_per_device(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 1, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 4096, NULL, &p, err, sizeof(err)), 0);
 	assert_int_equal(stats_of(&c, 0).allocation[NPA_STAT_ALL].allocated, 0);
 	assert_int_equal(stats_of(&c, 1).allocation[NPA_STAT_ALL].allocated, 1);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
 	npl_destroy(c.a);
 }
 
@@ -140,9 +140,9 @@ static void double_free_is_refused_and_never_reaches_the_plugin(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "Trying to free a pointer not allocated here");
 	assert_int_equal(c.fx->free, 1);
 	npl_guard_counts(c.a, &g);
@@ -158,7 +158,7 @@ static void foreign_pointer_free_is_refused(void **state)
 	struct npl_guard_counts g;
 	(void)state;
 
-	assert_int_equal(npl_free(c.a, elsewhere, err, sizeof(err)), -EINVAL);
+	assert_int_equal(npl_ops.free(c.a, elsewhere, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "Trying to free a pointer not allocated here");
 	assert_int_equal(c.fx->free, 0);
 	npl_guard_counts(c.a, &g);
@@ -173,7 +173,7 @@ static void null_from_the_plugin_is_an_oom(void **state)
 	void *p = (void *)1;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 2 * MiB, NULL, &p, err, sizeof(err)), -ENOMEM);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 2 * MiB, NULL, &p, err, sizeof(err)), -ENOMEM);
 	assert_null(p);
 	assert_non_null(strstr(err, "out of memory"));
 	assert_non_null(strstr(err, "returned NULL for 2097152 bytes on device 0"));
@@ -192,7 +192,7 @@ static void unaligned_pointer_is_given_back_and_refused(void **state)
 	void *p = (void *)1;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), -EFAULT);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), -EFAULT);
 	assert_null(p);
 	assert_non_null(strstr(err, "not 512-byte aligned"));
 	/* Given back: the fixture's free ran (and its memory is not leaked). */
@@ -211,8 +211,8 @@ static void same_pointer_twice_is_an_overlap(void **state)
 	void *first, *second = (void *)1;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 1024, NULL, &first, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 1, 1024, NULL, &second, err, sizeof(err)), -EFAULT);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1024, NULL, &first, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 1024, NULL, &second, err, sizeof(err)), -EFAULT);
 	assert_null(second);
 	assert_non_null(strstr(err, "overlapping live block"));
 	/* Not given back: the plug-in would free the first block with it. */
@@ -230,8 +230,8 @@ static void adjacent_blocks_are_not_an_overlap(void **state)
 	void *a, *b;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 1024, NULL, &a, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1024, NULL, &a, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), 0);
 	assert_ptr_equal((char *)a + 1024, b);
 	assert_int_equal(npl_destroy(c.a), 2);
 }
@@ -244,9 +244,9 @@ static void block_starting_inside_the_previous_one_is_an_overlap(void **state)
 	(void)state;
 
 	*(void **)&rewind = dlsym(npl_plugin(c.a)->handle, "fx_bump_rewind");
-	assert_int_equal(npl_malloc(c.a, 0, 1024, NULL, &a, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1024, NULL, &a, err, sizeof(err)), 0);
 	rewind(512);
-	assert_int_equal(npl_malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), -EFAULT);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), -EFAULT);
 	assert_non_null(strstr(err, "overlapping live block"));
 	assert_non_null(strstr(err, "given back"));
 	assert_int_equal(c.fx->free, 1);
@@ -261,12 +261,12 @@ static void block_running_into_the_next_one_is_an_overlap(void **state)
 	(void)state;
 
 	*(void **)&rewind = dlsym(npl_plugin(c.a)->handle, "fx_bump_rewind");
-	assert_int_equal(npl_malloc(c.a, 0, 512, NULL, &a, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), 0);
-	assert_int_equal(npl_free(c.a, a, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 512, NULL, &a, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 512, NULL, &b, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, a, err, sizeof(err)), 0);
 	rewind(1024);
 	/* Starts where a was (free now) and runs 512 bytes into b. */
-	assert_int_equal(npl_malloc(c.a, 0, 1024, NULL, &big, err, sizeof(err)), -EFAULT);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1024, NULL, &big, err, sizeof(err)), -EFAULT);
 	assert_null(big);
 	assert_int_equal(npl_destroy(c.a), 1);
 }
@@ -278,10 +278,10 @@ static void snapshot_has_one_segment_per_block_sorted_by_device(void **state)
 	void *p[3];
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 1, 512, NULL, &p[0], err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 2 * MiB - 4096, NULL, &p[1], err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 1000, NULL, &p[2], err, sizeof(err)), 0);
-	assert_int_equal(npl_snapshot(c.a, -1, &snap), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 512, NULL, &p[0], err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 2 * MiB - 4096, NULL, &p[1], err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 1000, NULL, &p[2], err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.snapshot(c.a, -1, &snap), 0);
 	assert_int_equal(snap.nsegments, 3);
 	assert_int_equal(snap.segments[0].device, 0);
 	assert_int_equal(snap.segments[0].address, (uintptr_t)p[1]);
@@ -295,7 +295,7 @@ static void snapshot_has_one_segment_per_block_sorted_by_device(void **state)
 	assert_int_equal(snap.segments[2].blocks[0].requested_size, 512);
 	npa_snapshot_release(&snap);
 
-	assert_int_equal(npl_snapshot(c.a, 1, &snap), 0);
+	assert_int_equal(npl_ops.snapshot(c.a, 1, &snap), 0);
 	assert_int_equal(snap.nsegments, 1);
 	npa_snapshot_release(&snap);
 	npl_destroy(c.a);
@@ -306,7 +306,7 @@ static void empty_cache_calls_the_reset_hook_once(void **state)
 	struct ctx c = load("fx_alloc fx_free reset=fx_reset");
 	(void)state;
 
-	assert_int_equal(npl_empty_cache(c.a, -1), 0);
+	assert_int_equal(npl_ops.empty_cache(c.a, -1), 0);
 	assert_int_equal(c.fx->reset, 1);
 	npl_destroy(c.a);
 }
@@ -316,13 +316,13 @@ static void memory_fraction_reaches_the_hook(void **state)
 	struct ctx c = load("fx_alloc fx_free memory_fraction=fx_fraction");
 	(void)state;
 
-	assert_int_equal(npl_set_memory_fraction(c.a, 1, 0.5, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.set_fraction(c.a, 1, 0.5, err, sizeof(err)), 0);
 	assert_int_equal(c.fx->fraction, 1);
 	assert_true(c.fx->last_fraction == 0.5);
 	assert_int_equal(c.fx->last_fraction_device, 1);
-	assert_true(npl_get_memory_fraction(c.a, 1) == 0.5);
-	assert_true(npl_get_memory_fraction(c.a, 0) == 1.0);
-	assert_int_equal(npl_set_memory_fraction(c.a, 1, 1.5, err, sizeof(err)), -EINVAL);
+	assert_true(npl_ops.get_fraction(c.a, 1) == 0.5);
+	assert_true(npl_ops.get_fraction(c.a, 0) == 1.0);
+	assert_int_equal(npl_ops.set_fraction(c.a, 1, 1.5, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "Invalid fraction value: 1.5. Allowed range: 0~1");
 	assert_int_equal(c.fx->fraction, 1);
 	npl_destroy(c.a);
@@ -334,10 +334,10 @@ static void record_stream_reaches_the_hook_for_live_pointers_only(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(npl_record_stream(c.a, p, NULL), 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
-	assert_int_equal(npl_record_stream(c.a, p, NULL), -EINVAL);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.record_stream(c.a, p, NULL), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.record_stream(c.a, p, NULL), -EINVAL);
 	assert_int_equal(c.fx->record_stream, 1);
 	npl_destroy(c.a);
 }
@@ -348,15 +348,15 @@ static void reset_peak_brings_peak_down_to_current(void **state)
 	void *p, *q;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 8192, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &q, err, sizeof(err)), 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
-	assert_int_equal(npl_reset_peak_stats(c.a, 0), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 8192, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &q, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.reset_peak(c.a, 0), 0);
 	assert_int_equal(stats_of(&c, 0).allocated_bytes[NPA_STAT_ALL].peak, 4096);
-	assert_int_equal(npl_reset_accumulated_stats(c.a, -1), 0);
+	assert_int_equal(npl_ops.reset_accumulated(c.a, -1), 0);
 	assert_int_equal(stats_of(&c, 0).allocated_bytes[NPA_STAT_ALL].allocated, 0);
 	assert_int_equal(stats_of(&c, 0).num_device_alloc, 0);
-	assert_int_equal(npl_free(c.a, q, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, q, err, sizeof(err)), 0);
 	npl_destroy(c.a);
 }
 
@@ -387,7 +387,7 @@ static void get_device_stats_hook_numbers_are_memory_stats(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 1, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 1, 4096, NULL, &p, err, sizeof(err)), 0);
 	s = stats_of(&c, 1);
 	assert_int_equal(c.fx->last_stats_device, 1);
 	assert_int_equal(s.allocated_bytes[NPA_STAT_ALL].current, 1001);
@@ -405,7 +405,7 @@ static void get_device_stats_hook_numbers_are_memory_stats(void **state)
 	assert_int_equal(npl_get_own_stats(c.a, 1, &own), 0);
 	assert_int_equal(own.allocated_bytes[NPA_STAT_ALL].current, 4096);
 	assert_int_equal(nwarned, 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
 	npl_destroy(c.a);
 }
 
@@ -415,13 +415,13 @@ static void without_get_device_stats_the_wrapper_counts_and_torch_npu_warns_once
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
 	assert_int_equal(stats_of(&c, 0).allocated_bytes[NPA_STAT_ALL].current, 4096);
 	assert_int_equal(stats_of(&c, 1).allocated_bytes[NPA_STAT_ALL].current, 0);
 	assert_int_equal(nwarned, 1);
 	assert_string_equal(warned[0], "get_device_stats_fn_ is not define, "
 				       "please set by set_get_device_stats_fn");
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
 	npl_destroy(c.a);
 }
 
@@ -432,11 +432,11 @@ static void a_get_device_stats_hook_that_crashes_retires_the_plugin(void **state
 	char what[PATH_MAX + 512];
 	(void)state;
 
-	assert_int_equal(npl_get_stats(c.a, 0, &s), -EFAULT);
+	assert_int_equal(npl_ops.get_stats(c.a, 0, &s), -EFAULT);
 	assert_true(npl_fault(c.a, what, sizeof(what)));
 	assert_non_null(strstr(what, "faulted in fx_get_device_stats_crash: signal 6"));
 	/* Retired: its hook is never called again, its bookkeeping shows. */
-	assert_int_equal(npl_get_stats(c.a, 0, &s), 0);
+	assert_int_equal(npl_ops.get_stats(c.a, 0, &s), 0);
 	assert_int_equal(s.allocation[NPA_STAT_ALL].current, 0);
 	npl_destroy(c.a);
 }
@@ -446,10 +446,10 @@ static void reset_peak_status_hook_is_called_for_each_device_asked(void **state)
 	struct ctx c = load_warned("fx_alloc fx_free reset_peak_status=fx_reset_peak_status");
 	(void)state;
 
-	assert_int_equal(npl_reset_peak_stats(c.a, 1), 0);
+	assert_int_equal(npl_ops.reset_peak(c.a, 1), 0);
 	assert_int_equal(c.fx->reset_peak_status, 1);
 	assert_int_equal(c.fx->last_reset_peak_device, 1);
-	assert_int_equal(npl_reset_peak_stats(c.a, -1), 0);
+	assert_int_equal(npl_ops.reset_peak(c.a, -1), 0);
 	assert_int_equal(c.fx->reset_peak_status, 3);
 	assert_int_equal(c.fx->last_reset_peak_device, 1);
 	assert_int_equal(nwarned, 0);
@@ -461,9 +461,9 @@ static void resets_without_support_warn_with_torch_npu_words(void **state)
 	struct ctx c = load_warned("fx_alloc fx_free");
 	(void)state;
 
-	assert_int_equal(npl_reset_peak_stats(c.a, -1), 0);
-	assert_int_equal(npl_reset_peak_stats(c.a, 0), 0);
-	assert_int_equal(npl_reset_accumulated_stats(c.a, -1), 0);
+	assert_int_equal(npl_ops.reset_peak(c.a, -1), 0);
+	assert_int_equal(npl_ops.reset_peak(c.a, 0), 0);
+	assert_int_equal(npl_ops.reset_accumulated(c.a, -1), 0);
 	assert_int_equal(nwarned, 2);
 	assert_string_equal(warned[0], "reset_peak_status_fn_ is not define, "
 				       "please set by set_reset_peak_status_fn");
@@ -479,10 +479,10 @@ static void erase_stream_reaches_the_hook_for_live_pointers_only(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
-	assert_int_equal(npl_erase_stream(c.a, p, NULL), 0);
-	assert_int_equal(npl_free(c.a, p, err, sizeof(err)), 0);
-	assert_int_equal(npl_erase_stream(c.a, p, NULL), -EINVAL);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 4096, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.erase_stream(c.a, p, NULL), 0);
+	assert_int_equal(npl_ops.free(c.a, p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.erase_stream(c.a, p, NULL), -EINVAL);
 	assert_int_equal(c.fx->erase_stream, 1);
 	npl_destroy(c.a);
 }
@@ -493,7 +493,7 @@ static void zero_bytes_give_null_and_no_stats(void **state)
 	void *p = (void *)1;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 0, 0, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(npl_ops.malloc(c.a, 0, 0, NULL, &p, err, sizeof(err)), 0);
 	assert_null(p);
 	assert_int_equal(c.fx->alloc, 0);
 	assert_int_equal(stats_of(&c, 0).allocation[NPA_STAT_ALL].allocated, 0);
@@ -506,7 +506,7 @@ static void bad_device_is_refused_before_the_plugin(void **state)
 	void *p;
 	(void)state;
 
-	assert_int_equal(npl_malloc(c.a, 2, 4096, NULL, &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(npl_ops.malloc(c.a, 2, 4096, NULL, &p, err, sizeof(err)), -EINVAL);
 	assert_int_equal(c.fx->alloc, 0);
 	npl_destroy(c.a);
 }
@@ -521,7 +521,7 @@ static void destroy_gives_live_blocks_back_to_the_plugin(void **state)
 	void *keep = dlopen(tmp.so, RTLD_NOW | RTLD_LOCAL);
 	assert_non_null(keep);
 	for (int i = 0; i < 5; i++)
-		assert_int_equal(npl_malloc(c.a, i % 2, 4096, NULL, &p, err, sizeof(err)), 0);
+		assert_int_equal(npl_ops.malloc(c.a, i % 2, 4096, NULL, &p, err, sizeof(err)), 0);
 	assert_int_equal(npl_destroy(c.a), 5);
 	assert_int_equal(c.fx->free, 5);
 	dlclose(keep);

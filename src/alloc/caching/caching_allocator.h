@@ -43,6 +43,8 @@ struct npa_options {
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);
+/* The caching allocator as an allocator (alloc/allocator.h). */
+struct allocator npa_allocator(struct npa *a);
 /* npa_create, with the reason for a refusal in `err`. */
 int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		   size_t errlen);

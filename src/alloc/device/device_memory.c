@@ -135,7 +135,7 @@ static int source_malloc(struct npa_device *dev, const struct npa_segment_source
 	int32_t saved;
 	int rc = npa_device_enter(dev->id, &saved);
 
-	/* The plug-in may make another device current (npl_malloc does). */
+	/* The plug-in may make another device current (the wrapper's malloc does). */
 	if (rc == 0)
 		rc = src->alloc(src->ctx, dev->id, size, stream, &ptr, err, errlen);
 	npa_device_leave(saved);

@@ -390,8 +390,9 @@ static int plugin_returned_null(struct npl *a, int device, size_t size,
 	return -ENOMEM;
 }
 
-int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n)
+static int npl_block_ranges(void *self, int device, struct npa_range **out, size_t *n)
 {
+	struct npl *a = self;
 	struct npl_block *b;
 	size_t count = 0;
 
@@ -592,9 +593,10 @@ static int alloc_checked(struct npl *a, int device, size_t size, aclrtStream str
 	return rc;
 }
 
-int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
+static int npl_malloc(void *self, int device, size_t size, aclrtStream stream,
 	       void **ptr, char *err, size_t errlen)
 {
+	struct npl *a = self;
 	struct npl_check chk = { a->foreign, a->foreign_arg, false };
 
 	return alloc_checked(a, device, size, stream, ptr, &chk, err, errlen);
@@ -645,8 +647,10 @@ void npl_forget(struct npl *a, void *ptr)
 	free(b);
 }
 
-int npl_free(struct npl *a, void *ptr, char *err, size_t errlen)
+static int npl_free(void *self, void *ptr, char *err, size_t errlen)
 {
+	struct npl *a = self;
+
 	if (!ptr)
 		return 0;
 	pthread_mutex_lock(&a->lock);
@@ -671,26 +675,42 @@ int npl_free(struct npl *a, void *ptr, char *err, size_t errlen)
 	return 0;
 }
 
-int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream)
+/* A stream hook on a live pointer; nothing without the hook, as upstream. */
+static int stream_hook(struct npl *a, enum npl_fn fn, bool hooked, void *ptr,
+		       aclrtStream stream)
 {
 	pthread_mutex_lock(&a->lock);
 	bool live = find_block(a, ptr) != NULL;
 	pthread_mutex_unlock(&a->lock);
 	if (!live)
 		return -EINVAL;
-	struct npl_call c = { .fn = FN_RECORD_STREAM, .ptr = ptr, .stream = stream };
-	return a->plugin->hook.record_stream ? call(a, &c) : 0;
+	struct npl_call c = { .fn = fn, .ptr = ptr, .stream = stream };
+	return hooked ? call(a, &c) : 0;
 }
 
-int npl_erase_stream(struct npl *a, void *ptr, aclrtStream stream)
+static int npl_record_stream(void *self, void *ptr, aclrtStream stream)
 {
+	struct npl *a = self;
+
+	return stream_hook(a, FN_RECORD_STREAM, a->plugin->hook.record_stream, ptr, stream);
+}
+
+static int npl_erase_stream(void *self, void *ptr, aclrtStream stream)
+{
+	struct npl *a = self;
+
+	return stream_hook(a, FN_ERASE_STREAM, a->plugin->hook.erase_stream, ptr, stream);
+}
+
+static size_t npl_block_size(void *self, const void *ptr)
+{
+	struct npl *a = self;
+
 	pthread_mutex_lock(&a->lock);
-	bool live = find_block(a, ptr) != NULL;
+	struct npl_block *b = find_block(a, ptr);
+	size_t size = b ? b->size : 0;
 	pthread_mutex_unlock(&a->lock);
-	if (!live)
-		return -EINVAL;
-	struct npl_call c = { .fn = FN_ERASE_STREAM, .ptr = ptr, .stream = stream };
-	return a->plugin->hook.erase_stream ? call(a, &c) : 0;
+	return size;
 }
 
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
@@ -703,26 +723,21 @@ void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
 	return ptr;
 }
 
-size_t npl_block_size(struct npl *a, const void *ptr)
+static int npl_empty_cache(void *self, int device)
 {
-	pthread_mutex_lock(&a->lock);
-	struct npl_block *b = find_block(a, ptr);
-	size_t size = b ? b->size : 0;
-	pthread_mutex_unlock(&a->lock);
-	return size;
-}
+	struct npl *a = self;
 
-int npl_empty_cache(struct npl *a, int device)
-{
 	if (device != -1 && !valid_device(a, device))
 		return -EINVAL;
 	struct npl_call c = { .fn = FN_RESET };
 	return a->plugin->hook.reset ? call(a, &c) : 0;
 }
 
-int npl_set_memory_fraction(struct npl *a, int device, double fraction,
+static int npl_set_memory_fraction(void *self, int device, double fraction,
 			    char *err, size_t errlen)
 {
+	struct npl *a = self;
+
 	if (!valid_device(a, device)) {
 		snprintf(err, errlen, "invalid device %d", device);
 		return -EINVAL;
@@ -741,8 +756,10 @@ int npl_set_memory_fraction(struct npl *a, int device, double fraction,
 	return 0;
 }
 
-double npl_get_memory_fraction(struct npl *a, int device)
+static double npl_get_memory_fraction(void *self, int device)
 {
+	struct npl *a = self;
+
 	if (!valid_device(a, device))
 		return 0.0;
 	pthread_mutex_lock(&a->lock);
@@ -803,15 +820,17 @@ static int reset_peak_status(struct npl *a, int device)
 	return rc;
 }
 
-int npl_reset_peak_stats(struct npl *a, int device)
+static int npl_reset_peak_stats(void *self, int device)
 {
+	struct npl *a = self;
 	int rc = reset_devices(a, device, npa_stat_reset_peak, false);
 
 	return rc ? rc : reset_peak_status(a, device);
 }
 
-int npl_reset_accumulated_stats(struct npl *a, int device)
+static int npl_reset_accumulated_stats(void *self, int device)
 {
+	struct npl *a = self;
 	int rc = reset_devices(a, device, npa_stat_reset_accumulated, true);
 
 	if (!rc)
@@ -819,28 +838,47 @@ int npl_reset_accumulated_stats(struct npl *a, int device)
 	return rc;
 }
 
-int npl_begin_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool,
-			       npumemfs_stream_filter filter, void *arg)
+static struct npumemfs_mempool_id abi_id(struct npa_pool_id id)
 {
-	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = pool,
+	return (struct npumemfs_mempool_id){ id.first, id.second };
+}
+
+/* The hooks have no way to refuse (upstream's are void): err stays empty. */
+static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id id,
+				      npa_pool_filter filter, void *arg, char *err, size_t errlen)
+{
+	struct npl *a = self;
+	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
 			      .filter = filter, .arg = arg };
+
+	(void)err, (void)errlen;
 	return a->plugin->hook.begin_allocate_to_pool ? call(a, &c) : 0;
 }
 
-int npl_end_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
+static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id id, char *err,
+				    size_t errlen)
 {
-	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = pool };
+	struct npl *a = self;
+	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = abi_id(id) };
+
+	(void)err, (void)errlen;
 	return a->plugin->hook.end_allocate_to_pool ? call(a, &c) : 0;
 }
 
-int npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool)
+static int npl_release_pool(void *self, int device, struct npa_pool_id id, char *err,
+			    size_t errlen)
 {
-	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = pool };
+	struct npl *a = self;
+	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
+
+	(void)err, (void)errlen;
 	return a->plugin->hook.release_pool ? call(a, &c) : 0;
 }
 
-int npl_device_count(const struct npl *a)
+static int npl_device_count(void *self)
 {
+	const struct npl *a = self;
+
 	return a->device_count;
 }
 
@@ -854,8 +892,9 @@ int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out)
 	return 0;
 }
 
-int npl_get_stats(struct npl *a, int device, struct npa_stats *out)
+static int npl_get_stats(void *self, int device, struct npa_stats *out)
 {
+	struct npl *a = self;
 	struct npumemfs_device_stats abi;
 	struct npl_call c = { .fn = FN_GET_DEVICE_STATS, .device = device,
 			      .stats_out = &abi };
@@ -938,8 +977,10 @@ static int copy_segments(struct npl *a, int device, struct npa_snapshot *out)
 	return 0;
 }
 
-int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out)
+static int npl_snapshot(void *self, int device, struct npa_snapshot *out)
 {
+	struct npl *a = self;
+
 	memset(out, 0, sizeof(*out));
 	if (device != -1 && !valid_device(a, device))
 		return -EINVAL;
@@ -955,4 +996,50 @@ int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out)
 		qsort(out->segments, out->nsegments, sizeof(*out->segments),
 		      segment_cmp);
 	return 0;
+}
+
+static bool npl_faulted(void *self, char *buf, size_t len)
+{
+	return npl_fault(self, buf, len);
+}
+
+/* A plug-in has no graphs, MemPools or host allocator of its own. */
+static struct npa *no_caching(void *self)
+{
+	(void)self;
+	return NULL;
+}
+
+static struct npa_host *no_host(void *self)
+{
+	(void)self;
+	return NULL;
+}
+
+const struct allocator_ops npl_ops = {
+	.malloc = npl_malloc,
+	.free = npl_free,
+	.record_stream = npl_record_stream,
+	.erase_stream = npl_erase_stream,
+	.block_size = npl_block_size,
+	.empty_cache = npl_empty_cache,
+	.set_fraction = npl_set_memory_fraction,
+	.get_fraction = npl_get_memory_fraction,
+	.reset_peak = npl_reset_peak_stats,
+	.reset_accumulated = npl_reset_accumulated_stats,
+	.get_stats = npl_get_stats,
+	.snapshot = npl_snapshot,
+	.ranges = npl_block_ranges,
+	.begin_allocate_to_pool = npl_begin_allocate_to_pool,
+	.end_allocate_to_pool = npl_end_allocate_to_pool,
+	.release_pool = npl_release_pool,
+	.device_count = npl_device_count,
+	.faulted = npl_faulted,
+	.caching = no_caching,
+	.host = no_host,
+};
+
+struct allocator npl_allocator(struct npl *p)
+{
+	return (struct allocator){ .ops = &npl_ops, .self = p };
 }

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc/allocator.h"
 #include "plugin_loader.h"
 #include "alloc/core/snapshot.h"
 #include "alloc/core/stats.h"
@@ -64,6 +65,31 @@ const char *npl_warning_text(enum npl_warning w);
 
 /* Wrap `p` (the wrapper owns it from now on, even on error). */
 int npl_create(struct plugin *p, int device_count, struct npl **out);
+
+/*
+ * The wrapper as an allocator (alloc/allocator.h), self a struct npl:
+ * - malloc: size 0 gives NULL; -ENOMEM when the plug-in returns NULL,
+ *   -EFAULT when it returns a bad pointer, -EINVAL for a bad device;
+ * - free: -EINVAL "Trying to free a pointer not allocated here" for a
+ *   foreign pointer, which never reaches the plug-in;
+ * - record_stream, erase_stream: the hooks, for a live pointer (nothing
+ *   without one, as upstream);
+ * - empty_cache: the reset hook, once whatever the device;
+ * - reset_peak: the wrapper's peaks and the reset_peak_status hook per
+ *   device (NPL_WARN_RESET_PEAK_STATUS without one); reset_accumulated:
+ *   the wrapper's totals (upstream only warns);
+ * - get_stats: the get_device_stats hook's numbers, or without one the
+ *   wrapper's bookkeeping (NPL_WARN_GET_DEVICE_STATS once), -EFAULT when
+ *   the hook faulted and retired the plug-in;
+ * - snapshot: one segment with one active block per live allocation
+ *   (NPL_WARN_SNAPSHOT once: upstream has no snapshot of a plug-in);
+ * - ranges: the live blocks; the pool hooks: a no-op without them;
+ * - no graphs, MemPools or host allocator of its own.
+ * Its functions are called as npl_ops.malloc(a, ...) where a struct npl
+ * is at hand, or through npl_allocator(a).
+ */
+extern const struct allocator_ops npl_ops;
+struct allocator npl_allocator(struct npl *p);
 /*
  * Whether [ptr, ptr + size) on `device` is memory of another allocator
  * (the caller's view of every allocator but this one). Called without the
@@ -72,8 +98,6 @@ int npl_create(struct plugin *p, int device_count, struct npl **out);
 typedef bool (*npl_foreign_fn)(void *arg, const struct npl *self, int device,
 			       const void *ptr, size_t size, char *owner, size_t ownerlen);
 void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg);
-/* The live blocks of `device`, in address order; free(*out). */
-int npl_block_ranges(struct npl *a, int device, struct npa_range **out, size_t *n);
 /*
  * Told each warning once per plug-in, as Python shows a warning once per
  * place (outside the wrapper's lock). May be left unset.
@@ -92,66 +116,23 @@ size_t npl_destroy(struct npl *a);
 const struct plugin *npl_plugin(const struct npl *a);
 
 /*
- * Allocate through the plug-in. size 0 gives *ptr = NULL. -ENOMEM when the
- * plug-in returns NULL, -EFAULT when it returns a bad pointer, -EINVAL for
- * a bad device; the reason is in err.
- */
-int npl_malloc(struct npl *a, int device, size_t size, aclrtStream stream,
-	       void **ptr, char *err, size_t errlen);
-/*
- * npl_malloc for a segment of the caching allocator's MemPool: the pointer
+ * npl_ops.malloc for a segment of the caching allocator's MemPool: the pointer
  * is checked with `foreign` in place of the wrapper's own check, and the
  * block is listed as lent (the caching allocator lists it as its segment).
- * npl_free gives it back.
+ * npl_ops.free gives it back.
  */
 int npl_lend(struct npl *a, int device, size_t size, aclrtStream stream, void **ptr,
 	     npl_foreign_fn foreign, void *arg, char *err, size_t errlen);
 /* A lent block refused by the borrower: forgotten, not given back to the
  * plug-in (counted in refused_overlap). */
 void npl_forget(struct npl *a, void *ptr);
-/* -EINVAL "Trying to free a pointer not allocated here" for a foreign ptr. */
-int npl_free(struct npl *a, void *ptr, char *err, size_t errlen);
-/* record_stream hook, for a live pointer. */
-int npl_record_stream(struct npl *a, void *ptr, aclrtStream stream);
-/* erase_stream hook, for a live pointer; nothing without one, as upstream. */
-int npl_erase_stream(struct npl *a, void *ptr, aclrtStream stream);
 /* base_alloc hook (the pointer itself, and its size, without one). */
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size);
-/* Requested size of a live pointer, 0 if unknown. */
-size_t npl_block_size(struct npl *a, const void *ptr);
 
-/* empty_cache: the reset hook, if any (once, whatever the device). */
-int npl_empty_cache(struct npl *a, int device);
-int npl_set_memory_fraction(struct npl *a, int device, double fraction,
-			    char *err, size_t errlen);
-double npl_get_memory_fraction(struct npl *a, int device);
-/* The wrapper's peaks, and the reset_peak_status hook for each device
- * (NPL_WARN_RESET_PEAK_STATUS without one). -1: all. */
-int npl_reset_peak_stats(struct npl *a, int device);
-/* The wrapper's totals; upstream only warns (NPL_WARN_RESET_ACCUMULATED). */
-int npl_reset_accumulated_stats(struct npl *a, int device); /* -1: all */
-
-/* Private-pool hooks; a no-op where the plug-in has none, as upstream.
- * -EFAULT when the hook faulted. */
-int npl_begin_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool,
-			       npumemfs_stream_filter filter, void *arg);
-int npl_end_allocate_to_pool(struct npl *a, int device, struct npumemfs_mempool_id pool);
-int npl_release_pool(struct npl *a, int device, struct npumemfs_mempool_id pool);
-int npl_device_count(const struct npl *a);
-
-/*
- * memory_stats(device): the get_device_stats hook's numbers, or without
- * one the wrapper's bookkeeping (and NPL_WARN_GET_DEVICE_STATS once).
- * -EFAULT when the hook faulted (the plug-in is retired).
- */
-int npl_get_stats(struct npl *a, int device, struct npa_stats *out);
 /* The wrapper's own bookkeeping, whatever hooks the plug-in has. */
 int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out);
 /* A DeviceStats of the plug-in ABI in the schema's struct. */
 void npl_stats_from_abi(struct npa_stats *out, const struct npumemfs_device_stats *in);
-/* One segment with one active block per live allocation (and
- * NPL_WARN_SNAPSHOT once: upstream has no snapshot of a plug-in). */
-int npl_snapshot(struct npl *a, int device, struct npa_snapshot *out);
 void npl_guard_counts(struct npl *a, struct npl_guard_counts *out);
 
 #endif /* NPUMEMFS_PLUGGABLE_ALLOCATOR_H */

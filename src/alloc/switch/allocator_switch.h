@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "alloc/allocator.h"
 #include "alloc/caching/caching_allocator.h"
 #include "alloc/plugin/pluggable_allocator.h"
 
@@ -80,6 +81,9 @@ struct sw_info {
 };
 
 int sw_create(const struct sw_options *opt, struct sw **out);
+/* The switch as an allocator (alloc/allocator.h): whatever is current
+ * allocates, each block is freed by the allocator that made it. */
+struct allocator sw_allocator(struct sw *sw);
 /* Unload every plug-in (giving back what they still hold); not the npa. */
 void sw_destroy(struct sw *sw);
 

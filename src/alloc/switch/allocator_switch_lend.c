@@ -51,8 +51,8 @@ static void take_back(void *ctx, void *ptr)
 	char err[256];
 
 	/* A retired plug-in's segment is lost to it, not to the daemon: its
-	 * accounting ends here all the same (npl_free). */
-	npl_free(l->e->npl, ptr, err, sizeof(err));
+	 * accounting ends here all the same (npl_ops.free). */
+	npl_ops.free(l->e->npl, ptr, err, sizeof(err));
 }
 
 static void forget(void *ctx, void *ptr)

@@ -4,7 +4,7 @@
  * The pass-through plug-in (silent variant) on a device with no simulated
  * latency, driven three ways with the same size sequence:
  *   direct   aclrtMallocAlign32 + aclrtFree, what the plug-in itself does
- *   wrapper  npl_malloc + npl_free (bookkeeping, guards, stats)
+ *   wrapper  npl_ops.malloc + free (bookkeeping, guards, stats)
  *   switch   sw_malloc + sw_free (the daemon's path: owner map on top)
  * and then the caching allocator, every pair a cached hit, two ways:
  *   npa      npa_malloc + npa_free
@@ -53,13 +53,13 @@ static void direct_free(void *ctx, void *p)
 static int npl_alloc(void *ctx, size_t size, void **p)
 {
 	char err[256];
-	return npl_malloc(ctx, 0, size, NULL, p, err, sizeof(err));
+	return npl_ops.malloc(ctx, 0, size, NULL, p, err, sizeof(err));
 }
 
 static void npl_release(void *ctx, void *p)
 {
 	char err[256];
-	npl_free(ctx, p, err, sizeof(err));
+	npl_ops.free(ctx, p, err, sizeof(err));
 }
 
 static int sw_alloc(void *ctx, size_t size, void **p)
