@@ -312,15 +312,13 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 static int fs_write(const char *path, const char *buf, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct nmfs *d = daemon_ctx();
 	struct fh *fh = fh_of(fi);
+	const struct file_ops *file = fh->t.node->file;
 
 	(void)path;
 	if (off < 0)
 		return -EINVAL;
-	if (!fh->t.node->file->write)
-		return -EACCES;
-	return fh->t.node->file->write(d, fh, buf, size, off);
+	return file->write ? file->write(daemon_ctx(), fh, buf, size, off) : -EACCES;
 }
 
 static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)

@@ -17,7 +17,11 @@
 
 #define DIR_(p) { .path = p, .mode = S_IFDIR | 0755 }
 #define RO(p, fn, h) { .path = p, .mode = S_IFREG | 0444, .file = &text_file, .show = fn, .help = h }
-#define CTL(p, fn, h, u) { .path = p, .mode = S_IFREG | 0600, .file = &text_file, .show = show_usage, .store = fn, .help = h, .usage = u }
+#define CTL(p, fn, h, u) CTL_SHOWN(p, show_usage, fn, h, u)
+/* A control file that shows more than its usage. */
+#define CTL_SHOWN(p, show_fn, store_fn, h, u)                                             \
+	{ .path = p, .mode = S_IFREG | 0600, .file = &text_file, .show = show_fn,          \
+	  .store = store_fn, .help = h, .usage = u }
 
 /* Folders come before what they hold; a row matches before the rows
  * below it (so stream1..stream8 are folders, never tensor names). */
@@ -90,10 +94,9 @@ static const struct node nodes[] = {
 	   "old name of max_memory_reserved"),
 	RO("/devices/device{N}/mem_info", show_mem_info,
 	   "\"free total\" device bytes, as aclrtGetMemInfo"),
-	{ .path = "/devices/device{N}/memory_fraction", .mode = S_IFREG | 0600,
-	  .file = &text_file, .show = show_memory_fraction, .store = store_memory_fraction,
-	  .help = "share of the device the allocator may use (set_per_process_memory_fraction)",
-	  .usage = "a number f with 0 < f <= 1" },
+	CTL_SHOWN("/devices/device{N}/memory_fraction", show_memory_fraction, store_memory_fraction,
+		  "share of the device the allocator may use (set_per_process_memory_fraction)",
+		  "a number f with 0 < f <= 1"),
 	DIR_("/tensors"),
 	DIR_("/tensors/device{N}"),
 	{ .path = "/tensors/device{N}/stream{S}", .mode = S_IFDIR | 0755,
@@ -129,34 +132,29 @@ static const struct node nodes[] = {
 	CTL("/ctl/empty_virt_addr_cache", store_empty_virt_addr_cache,
 	    "release cached blocks but keep unmapped pages (empty_virt_addr_cache(); needs expandable_segments)",
 	    "1 (all devices) or deviceN (one device)"),
-	{ .path = "/ctl/record_memory_history", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_record_memory_history, .store = store_record_memory_history,
-	  .help = "memory history recording per device (_record_memory_history()); off by default",
-	  .usage = "'all [max_entries]' (default 100000), 'state' or 'off'; all devices" },
-	{ .path = "/ctl/alloc_conf", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_alloc_conf, .store = store_alloc_conf,
-	  .help = "allocator settings in force: \"key value origin\" (default, ini, cli or write)",
-	  .usage = "key:value[,key:value...], PYTORCH_NPU_ALLOC_CONF syntax; shaping keys only with no memory held" },
-	{ .path = "/ctl/allocator", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_allocator, .store = store_allocator,
-	  .help = "the allocator in use and earlier ones still owning blocks",
-	  .usage = "'caching', 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in, made current), "
-		   "'load PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (loaded beside it) or "
-		   "'unload pluginK'" },
-	{ .path = "/ctl/graph", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_graph, .store = store_graph,
-	  .help = "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
-	  .usage = "'create G', 'capture_begin G stream=S [pool=G2|pool=handle:H] "
-		   "[mode=global|thread_local|relaxed] [device=D]', 'enter G stream=S [...]' "
-		   "(torch.npu.graph's entry: synchronize, empty_cache, host_empty_cache, "
-		   "capture_begin), 'capture_end G', "
-		   "'replay G [stream=S]', 'reset G' or 'destroy G'" },
-	{ .path = "/ctl/mempool", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_mempool, .store = store_mempool,
-	  .help = "MemPools: name, device, pool id, use_count, the stream routed to it, allocator",
-	  .usage = "'create M [use_on_oom] [no_split] [device=D] [allocator=pluginK]', "
-		   "'begin M stream=S', "
-		   "'end M', 'release M' or 'empty M'" },
+	CTL_SHOWN("/ctl/record_memory_history", show_record_memory_history, store_record_memory_history,
+		  "memory history recording per device (_record_memory_history()); off by default",
+		  "'all [max_entries]' (default 100000), 'state' or 'off'; all devices"),
+	CTL_SHOWN("/ctl/alloc_conf", show_alloc_conf, store_alloc_conf,
+		  "allocator settings in force: \"key value origin\" (default, ini, cli or write)",
+		  "key:value[,key:value...], PYTORCH_NPU_ALLOC_CONF syntax; shaping keys only with no memory held"),
+	CTL_SHOWN("/ctl/allocator", show_allocator, store_allocator,
+		  "the allocator in use and earlier ones still owning blocks",
+		  "'caching', 'PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (a plug-in, made current), "
+		  "'load PATH ALLOC_FN FREE_FN [HOOK=FN ...]' (loaded beside it) or "
+		  "'unload pluginK'"),
+	CTL_SHOWN("/ctl/graph", show_graph, store_graph,
+		  "NPUGraphs: name, state, device, stream, pool, capture id, replays, pool bytes",
+		  "'create G', 'capture_begin G stream=S [pool=G2|pool=handle:H] "
+		  "[mode=global|thread_local|relaxed] [device=D]', 'enter G stream=S [...]' "
+		  "(torch.npu.graph's entry: synchronize, empty_cache, host_empty_cache, "
+		  "capture_begin), 'capture_end G', "
+		  "'replay G [stream=S]', 'reset G' or 'destroy G'"),
+	CTL_SHOWN("/ctl/mempool", show_mempool, store_mempool,
+		  "MemPools: name, device, pool id, use_count, the stream routed to it, allocator",
+		  "'create M [use_on_oom] [no_split] [device=D] [allocator=pluginK]', "
+		  "'begin M stream=S', "
+		  "'end M', 'release M' or 'empty M'"),
 	CTL("/ctl/acl_allocator", store_acl_allocator,
 	    "ACL allocators on streams (aclrtAllocatorRegister), as torchair registers torch_npu's",
 	    "'register ALLOCATOR stream=S [device=D]' (ALLOCATOR: caching or a loaded pluginK) "
@@ -176,11 +174,10 @@ static const struct node nodes[] = {
 	  .index = &allocator_index, .show = show_allocator_stats,
 	  .help = "memory_stats of one allocator alone: caching (built-in) or pluginK (each loaded plug-in)" },
 	DIR_("/workload"),
-	{ .path = "/workload/replay", .mode = S_IFREG | 0600, .file = &text_file,
-	  .show = show_replay, .store = store_replay,
-	  .help = "a trace replayed in the background; read: state, progress, last error",
-	  .usage = "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
-		   "(the last trace again, looping); refused while a replay runs" },
+	CTL_SHOWN("/workload/replay", show_replay, store_replay,
+		  "a trace replayed in the background; read: state, progress, last error",
+		  "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
+		  "(the last trace again, looping); refused while a replay runs"),
 };
 
 #define NNODES (sizeof(nodes) / sizeof(nodes[0]))

@@ -151,21 +151,31 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 	return rc;
 }
 
+/* Where event `event` stands, for a call a capture refuses (a query or a
+ * wait would make the capture depend on work outside it). */
+static aclError read_event_outside_capture(aclrtEvent event, struct event_point *p)
+{
+	struct sim_event *e = event_table_find(&sim.events, event);
+
+	if (!e)
+		return ACL_ERROR_INVALID_PARAM;
+	if (capture_unsafe_call(true) != ACL_SUCCESS)
+		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+	read_point(e, p);
+	return ACL_SUCCESS;
+}
+
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
-	struct sim_event *e;
 	struct event_point p;
+	aclError rc;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	e = event_table_find(&sim.events, event);
-	if (!e)
-		return ACL_ERROR_INVALID_PARAM;
-	if (capture_unsafe_call(true) != ACL_SUCCESS)
-		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
-	read_point(e, &p);
+	if ((rc = read_event_outside_capture(event, &p)) != ACL_SUCCESS)
+		return rc;
 	*status = point_complete(&p) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
 				     : ACL_EVENT_RECORDED_STATUS_NOT_READY;
 	return ACL_SUCCESS;
@@ -187,17 +197,13 @@ static void sync_point(const struct event_point *p)
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
-	struct sim_event *e;
 	struct event_point p;
+	aclError rc;
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
-	e = event_table_find(&sim.events, event);
-	if (!e)
-		return ACL_ERROR_INVALID_PARAM;
-	if (capture_unsafe_call(true) != ACL_SUCCESS)
-		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
-	read_point(e, &p);
+	if ((rc = read_event_outside_capture(event, &p)) != ACL_SUCCESS)
+		return rc;
 	/* Already complete: nothing to wait for, the clock stays. */
 	if (point_complete(&p))
 		return ACL_SUCCESS;

@@ -386,23 +386,15 @@ void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev)
 static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	int64_t i;
-	uint32_t slot;
+	uint32_t i;
 	int rc = wl_parse_sized(p, f, nf, ev, &o);
 
+	if (rc == 0)
+		rc = wl_ids_take(p, &p->ids, f[1], "id", "allocated", &i);
 	if (rc)
 		return rc;
-	i = wl_ids_find(&p->ids, f[1]);
-	if (i >= 0 && p->ids.st[i].live)
-		return wl_parse_bad(p, "id '%s' is already allocated (line %u)", f[1],
-				    p->ids.st[i].line);
-	if (i < 0) {
-		if ((rc = wl_ids_add(p, &p->ids, f[1], &slot)) != 0)
-			return rc;
-		i = slot;
-	}
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
-	wl_parse_id_made(p, (uint32_t)i, ev);
+	wl_parse_id_made(p, i, ev);
 	return 0;
 }
 

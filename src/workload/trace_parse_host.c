@@ -45,21 +45,13 @@ static int live_pin(struct parser *p, const char *cmd, const char *key, uint32_t
 int wl_parse_pin(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
-	int64_t i;
-	uint32_t slot;
+	uint32_t i;
 	int rc = wl_parse_sized(p, f, nf, ev, &o);
 
+	if (rc == 0)
+		rc = wl_ids_take(p, &p->pins, f[1], "pinned id", "pinned", &i);
 	if (rc)
 		return rc;
-	i = wl_ids_find(&p->pins, f[1]);
-	if (i >= 0 && p->pins.st[i].live)
-		return wl_parse_bad(p, "pinned id '%s' is already pinned (line %u)", f[1],
-				    p->pins.st[i].line);
-	if (i < 0) {
-		if ((rc = wl_ids_add(p, &p->pins, f[1], &slot)) != 0)
-			return rc;
-		i = slot;
-	}
 	ev->device = (int16_t)(o.device < 0 ? 0 : o.device);
 	ev->slot = (uint32_t)i;
 	p->pins.st[i].live = true;

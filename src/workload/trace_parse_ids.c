@@ -45,6 +45,20 @@ int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len
 	return str_table_find_hashed(&s->names, key, len, hash);
 }
 
+int wl_ids_take(struct parser *p, struct id_space *s, const char *key, const char *what,
+		const char *state, uint32_t *index)
+{
+	int64_t i = wl_ids_find(s, key);
+
+	if (i >= 0 && s->st[i].live)
+		return wl_parse_bad(p, "%s '%s' is already %s (line %u)", what, key, state,
+				    s->st[i].line);
+	if (i < 0)
+		return wl_ids_add(p, s, key, index);
+	*index = (uint32_t)i;
+	return 0;
+}
+
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index)
 {
 	size_t len = strlen(key);

@@ -175,6 +175,10 @@ int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
 int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, size_t len,
 		      uint64_t hash, uint32_t *index);
+/* The ID a line makes live: a dead or new one (its index), or the refusal
+ * "WHAT 'KEY' is already STATE (line N)" for one live already. */
+int wl_ids_take(struct parser *p, struct id_space *s, const char *key, const char *what,
+		const char *state, uint32_t *index);
 /* The ID at `index` is dead now (freed, completed or unpinned). */
 void wl_ids_died(struct id_space *s, uint32_t index);
 void wl_ids_loop_start(struct id_space *s);
