@@ -122,6 +122,13 @@ void *faulty_segv_alloc(ssize_t size, int device, aclrtStream stream)
 	return NULL;
 }
 
+/* A memory_fraction hook that crashes (set_per_process_memory_fraction). */
+void faulty_raise_fraction(double fraction, int device)
+{
+	(void)fraction, (void)device;
+	raise(SIGSEGV);
+}
+
 void *faulty_raise_alloc(ssize_t size, int device, aclrtStream stream)
 {
 	(void)size, (void)device, (void)stream;

@@ -15,6 +15,7 @@
 # a folder's objects use is defined by that folder or one before it.
 #     usage: layers.sh [SRC_DIR [NPUALLOC_OBJECT_DIR]]
 set -u
+export LC_ALL=C # sort and join must agree on the order
 src=${1:-$(dirname "$0")/../../src}
 objdir=${2:-}
 cd "$src" || exit 2
@@ -25,6 +26,10 @@ fail() {
 }
 
 sources=$(find . -mindepth 2 -name '*.[ch]' | sed 's|^\./||' | sort)
+# A folder is named in quotes: <folder/...> and ../ would hide an arrow.
+hidden=$(grep -nE '^#include (<(alloc|base|fs|report|sim|tools|workload)/|"[^"]*\.\./)' $sources)
+[ -z "$hidden" ] || fail "includes that hide their folder:
+$hidden"
 arrows=$(for f in $sources; do
 	grep -oE '^#include "[a-z_]+/[^"]+"' "$f" |
 		sed -E "s|^#include \"([a-z_]+)/.*|${f%%/*} -> \1|"
@@ -96,6 +101,7 @@ done
 
 # Calls: what each folder's objects take from the others.
 if [ -n "$objdir" ]; then
+	command -v nm >/dev/null || fail "no nm to read the objects with"
 	# Objects of sources that are still there: a build dir keeps a moved file's.
 	objs=$(cd "$objdir" && find . -mindepth 2 -name '*.c.o' | sed 's|^\./||' | sort |
 		while read -r o; do [ -f "$OLDPWD/alloc/${o%.o}" ] && echo "$o"; done)

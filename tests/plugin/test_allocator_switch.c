@@ -484,6 +484,23 @@ static void memory_fraction_goes_to_the_current_allocator(void **state)
 	assert_int_equal(sw_set_memory_fraction(sw, 1, 1.5, err, sizeof(err)), -EINVAL);
 }
 
+/* A fault in the fraction hook is a fault like any other: told, retired,
+ * the write refused with what happened; the caching allocator has the
+ * fraction and is current. */
+static void a_plugin_crashing_in_memory_fraction_is_retired_and_told(void **state)
+{
+	(void)state;
+
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_alloc faulty_free "
+					      "memory_fraction=faulty_raise_fraction"),
+				  err, sizeof(err)), 0);
+	assert_int_equal(sw_set_memory_fraction(sw, 0, 0.5, err, sizeof(err)), -EFAULT);
+	assert_non_null(strstr(err, "faulted in faulty_raise_fraction: signal 11"));
+	assert_true(sw_is_caching(sw));
+	assert_string_equal(fault_name, "plugin1");
+	assert_true(sw_get_memory_fraction(sw, 0) == 0.5);
+}
+
 struct churn {
 	int rounds;
 	int failures;
@@ -701,6 +718,7 @@ int main(void)
 		T(unaligned_plugin_pointer_is_given_back),
 		T(empty_cache_runs_the_arena_reset_hook),
 		T(memory_fraction_goes_to_the_current_allocator),
+		T(a_plugin_crashing_in_memory_fraction_is_retired_and_told),
 		T(swaps_race_with_allocations_safely),
 		T(a_loaded_plugin_is_not_current_and_stays_until_unloaded),
 		T(a_dropped_mempool_plugin_is_unloaded_by_the_next_caching_allocation),

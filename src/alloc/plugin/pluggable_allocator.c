@@ -733,6 +733,15 @@ static int npl_empty_cache(void *self, int device)
 	return a->plugin->hook.reset ? call(a, &c) : 0;
 }
 
+/* A hook's failure with what happened in err: the plug-in faulted now
+ * (-EFAULT) or earlier (-EIO, it is never called again). */
+static int told(struct npl *a, int rc, char *err, size_t errlen)
+{
+	if (rc != 0 && !npl_fault(a, err, errlen))
+		snprintf(err, errlen, "plug-in call failed: %s", strerror(-rc));
+	return rc;
+}
+
 static int npl_set_memory_fraction(void *self, int device, double fraction,
 			    char *err, size_t errlen)
 {
@@ -751,9 +760,7 @@ static int npl_set_memory_fraction(void *self, int device, double fraction,
 	a->fraction[device] = fraction;
 	pthread_mutex_unlock(&a->lock);
 	struct npl_call c = { .fn = FN_MEMORY_FRACTION, .fraction = fraction, .device = device };
-	if (a->plugin->hook.memory_fraction)
-		call(a, &c);
-	return 0;
+	return a->plugin->hook.memory_fraction ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static double npl_get_memory_fraction(void *self, int device)
@@ -843,7 +850,7 @@ static struct npumemfs_mempool_id abi_id(struct npa_pool_id id)
 	return (struct npumemfs_mempool_id){ id.first, id.second };
 }
 
-/* The hooks have no way to refuse (upstream's are void): err stays empty. */
+/* The pool hooks cannot refuse (upstream's are void): only a fault fails them. */
 static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id id,
 				      npa_pool_filter filter, void *arg, char *err, size_t errlen)
 {
@@ -851,8 +858,7 @@ static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id
 	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
 			      .filter = filter, .arg = arg };
 
-	(void)err, (void)errlen;
-	return a->plugin->hook.begin_allocate_to_pool ? call(a, &c) : 0;
+	return a->plugin->hook.begin_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -861,8 +867,7 @@ static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id i
 	struct npl *a = self;
 	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = abi_id(id) };
 
-	(void)err, (void)errlen;
-	return a->plugin->hook.end_allocate_to_pool ? call(a, &c) : 0;
+	return a->plugin->hook.end_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_release_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -871,8 +876,7 @@ static int npl_release_pool(void *self, int device, struct npa_pool_id id, char 
 	struct npl *a = self;
 	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
 
-	(void)err, (void)errlen;
-	return a->plugin->hook.release_pool ? call(a, &c) : 0;
+	return a->plugin->hook.release_pool ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_device_count(void *self)

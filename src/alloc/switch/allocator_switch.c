@@ -174,7 +174,8 @@ struct sw_entry *sw_pin_current(struct sw *sw)
 {
 	struct sw_entry *e = atomic_load_explicit(&sw->current, memory_order_acquire);
 
-	if (e->resident)
+	/* Compared, not read: a plug-in loaded here may be unloaded already. */
+	if (e == &sw->caching)
 		return e;
 	pthread_mutex_lock(&sw->lock);
 	e = sw->current;
@@ -198,12 +199,13 @@ static struct sw_entry *pin_faulted(struct sw *sw)
 	return NULL;
 }
 
-/* `e` faulted: it stops being current, and its fault is told once. */
+/* If `e` faulted: it stops being current, and its fault is told once. */
 static void retire(struct sw *sw, struct sw_entry *e)
 {
 	char what[PATH_MAX + 512];
 
-	allocator_faulted(e->a, what, sizeof(what));
+	if (!allocator_faulted(e->a, what, sizeof(what)))
+		return;
 	pthread_mutex_lock(&sw->swap_lock);
 	pthread_mutex_lock(&sw->lock);
 	bool first = !e->fault_told;
@@ -217,9 +219,8 @@ static void retire(struct sw *sw, struct sw_entry *e)
 		sw->on_fault(sw->ctx, e->name, what);
 }
 
-/* The plug-in called, or a MemPool's plug-in inside the caching
- * allocator's malloc: each is found here and retired. */
-void sw_note_faults(struct sw *sw)
+/* A MemPool's plug-in that faulted inside the caching allocator's call. */
+static void note_lender_faults(struct sw *sw)
 {
 	for (;;) {
 		pthread_mutex_lock(&sw->lock);
@@ -232,6 +233,16 @@ void sw_note_faults(struct sw *sw)
 	}
 }
 
+/* -EFAULT from `e` is a fault of its own code (a guard's refusal is not
+ * one), or, from the resident allocator, of a plug-in it borrowed from. */
+void sw_note_fault(struct sw *sw, struct sw_entry *e)
+{
+	if (e->resident)
+		note_lender_faults(sw);
+	else
+		retire(sw, e);
+}
+
 /* Allocate from `e`, pinned by the caller, and map the block to it. */
 static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
 			 aclrtStream stream, void **ptr, char *err, size_t errlen)
@@ -240,7 +251,7 @@ static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t s
 	struct sw_owner *o = NULL;
 
 	if (rc == -EFAULT)
-		sw_note_faults(sw);
+		sw_note_fault(sw, e);
 
 	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
 		e->a.ops->free(e->a.self, *ptr, err, errlen);
@@ -305,10 +316,9 @@ struct sw_entry *sw_hold_code(struct sw *sw, const void *code)
 	return e;
 }
 
-/* A plug-in's entry: the built-in allocator is never unloaded or asked. */
 bool sw_entry_has_code(const struct sw_entry *e, const void *code)
 {
-	return plugin_has_code(npl_plugin(e->npl), code);
+	return !e->resident && plugin_has_code(npl_plugin(e->npl), code);
 }
 
 void sw_drop(struct sw *sw, struct sw_entry *e)
@@ -359,7 +369,7 @@ int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 
 	int rc = e->a.ops->free(e->a.self, ptr, err, errlen);
 	if (rc == -EFAULT)
-		sw_note_faults(sw);
+		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }
@@ -390,7 +400,7 @@ static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_
 	rc = u == RECORD ? e->a.ops->record_stream(e->a.self, ptr, stream)
 			 : e->a.ops->erase_stream(e->a.self, ptr, stream);
 	if (rc == -EFAULT)
-		sw_note_faults(sw);
+		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }

@@ -69,9 +69,9 @@ struct sw_entry *sw_pin_current(struct sw *sw);                /* no lock */
  * included) shares a byte with [ptr, ptr + size); its name in owner. */
 bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const void *ptr,
 		     size_t size, char *owner, size_t ownerlen);
-/* After a call returned -EFAULT: each plug-in that faulted (the one called,
- * or a MemPool's inside the caching allocator) stops being current, and is
+/* After a call on `e` returned -EFAULT: the plug-in that faulted (`e`, or
+ * a MemPool's inside the caching allocator) stops being current, and is
  * told once. */
-void sw_note_faults(struct sw *sw);                             /* no lock */
+void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

@@ -23,7 +23,7 @@ static int entry_stats(struct sw *sw, struct sw_entry *e, int device,
 	int rc = e->a.ops->get_stats(e->a.self, device, out);
 	if (rc != -EFAULT)
 		return rc;
-	sw_note_faults(sw);
+	sw_note_fault(sw, e);
 	return e->a.ops->get_stats(e->a.self, device, out);
 }
 
@@ -128,7 +128,7 @@ static int control_all(struct sw *sw, enum control c, int device)
 	for (size_t i = 0; i < n; i++) {
 		int r = entry_control(all[i], c, device);
 		if (r == -EFAULT)
-			sw_note_faults(sw);
+			sw_note_fault(sw, all[i]);
 		if (!rc)
 			rc = r;
 	}
@@ -162,6 +162,8 @@ int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
 	struct sw_entry *e = sw_pin_current(sw);
 	if (e != &sw->caching)
 		rc = e->a.ops->set_fraction(e->a.self, device, fraction, err, errlen);
+	if (rc == -EFAULT)
+		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }
