@@ -17,6 +17,7 @@
 
 #include <uthash.h>
 
+#include "alloc/graph/graph.h"
 #include "report/report.h"
 #include "workload/graph_driver.h"
 

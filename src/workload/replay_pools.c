@@ -132,20 +132,26 @@ static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *e
 	return said(r, ev, rc, err, errlen);
 }
 
+/* A call on the event's MemPool: mempool_end's and mempool_release's. */
+static int on_mempool(struct wl_replay *r, const struct wl_event *ev, char *err,
+		      size_t errlen,
+		      int (*call)(struct npa *a, struct wl_mempool *m, char *err, size_t errlen))
+{
+	int rc = call(r->npa, &r->pools[ev->pool], r->msg, sizeof(r->msg));
+
+	return said(r, ev, rc, err, errlen);
+}
+
 static int mempool_end(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	int rc = wl_mempool_end(r->npa, &r->pools[ev->pool], r->msg, sizeof(r->msg));
-
-	return said(r, ev, rc, err, errlen);
+	return on_mempool(r, ev, err, errlen, wl_mempool_end);
 }
 
 static int mempool_release(struct wl_replay *r, const struct wl_event *ev, char *err,
 			   size_t errlen)
 {
-	int rc = wl_mempool_release(r->npa, &r->pools[ev->pool], r->msg, sizeof(r->msg));
-
-	return said(r, ev, rc, err, errlen);
+	return on_mempool(r, ev, err, errlen, wl_mempool_release);
 }
 
 static int (*const pool_ops[])(struct wl_replay *r, const struct wl_event *ev,
