@@ -1,7 +1,9 @@
 /*
  * graphs.c - ctl/graph: "VERB G [key=value ...]" writes that create,
- * capture, replay, reset and destroy NPUGraphs (alloc/graph.h), and the
- * file's listing of them.
+ * capture, replay, reset and destroy NPUGraphs, and the file's listing of
+ * them. Captures and their pools go through workload/graph_driver.h, as a
+ * replayed trace's do; here are the words, the graphs and handles by
+ * name, and the bytes a graph's tensors keep for its replays.
  *
  * A write is parsed on the FUSE thread that got it and carried out on the
  * graph worker, under the registry's lock, so a reader of ctl/graph never
@@ -17,6 +19,7 @@
 
 #include "alloc/graph/graph.h"
 #include "report/report.h"
+#include "workload/graph_driver.h"
 
 #include "ctl_args.h"
 #include "daemon.h"
@@ -37,7 +40,7 @@ struct fs_graph {
  * itself is made by the first capture that names it. */
 struct fs_handle {
 	char name[CTL_NAME_MAX + 1];
-	struct npa_pool_id id;
+	struct wl_pool_handle h;
 	UT_hash_handle hh;
 };
 
@@ -164,24 +167,14 @@ static int run_create(struct graph_job *j, struct fs_graph *e)
 static int pool_of_graph(struct graph_job *j, const char *name, struct npa_pool_id *id)
 {
 	struct fs_graph *other = find_graph(j->gs, name);
-	struct npa_graph_info info;
 
 	if (!other)
 		return no_graph(j, name);
-	int rc = npa_graph_pool(other->g, id, j->err, j->errlen);
-	if (rc)
-		return rc;
-	npa_graph_get_info(other->g, &info);
-	if (info.device != j->cmd.device) {
-		snprintf(j->err, j->errlen, "graph %s's pool is on device%d, not device%d",
-			 name, info.device, j->cmd.device);
-		return -EINVAL;
-	}
-	return 0;
+	return wl_graph_pool_of(other->g, name, j->cmd.device, id, j->err, j->errlen);
 }
 
 /* pool=handle:H: H's id, or a new graph_pool_handle() kept as H once the
- * capture has begun (*made). */
+ * capture has begun (*made); a refused capture has still used the id up. */
 static int pool_of_handle(struct graph_job *j, const char *name, struct npa_pool_id *id,
 			  struct fs_handle **made)
 {
@@ -192,16 +185,13 @@ static int pool_of_handle(struct graph_job *j, const char *name, struct npa_pool
 		return -EINVAL;
 	}
 	HASH_FIND_STR(j->gs->handles, name, h);
-	if (h) {
-		*id = h->id;
-		return 0;
+	if (!h) {
+		h = *made = calloc(1, sizeof(**made));
+		if (!h)
+			return -ENOMEM;
+		snprintf(h->name, sizeof(h->name), "%s", name);
 	}
-	*made = calloc(1, sizeof(**made));
-	if (!*made)
-		return -ENOMEM;
-	snprintf((*made)->name, sizeof((*made)->name), "%s", name);
-	(*made)->id = npa_graph_pool_handle(sw_caching(j->d->sw), true);
-	*id = (*made)->id;
+	*id = wl_pool_handle_id(sw_caching(j->d->sw), &h->h);
 	return 0;
 }
 
@@ -217,24 +207,19 @@ static int resolve_pool(struct graph_job *j, struct npa_pool_id *id, struct fs_h
 	return pool_of_graph(j, pool, id);
 }
 
-typedef int (*begin_fn)(struct npa_graph *g, int device, aclrtStream stream,
-			struct npa_pool_id pool, aclmdlRICaptureMode mode, char *err,
-			size_t errlen);
-
-static int begin(struct graph_job *j, struct fs_graph *e, begin_fn fn)
+static int begin(struct graph_job *j, struct fs_graph *e, bool enter)
 {
 	struct fs_handle *made = NULL;
-	struct npa_pool_id pool;
-	aclrtStream s;
+	struct wl_capture c = { .device = j->cmd.device, .mode = j->cmd.mode, .enter = enter };
 	int rc = pool_need_caching(j->d, "graph capture", j->err, j->errlen);
 
 	if (rc == 0)
-		rc = streams_get(&j->d->streams, j->cmd.device, j->cmd.stream, &s, j->err,
+		rc = streams_get(&j->d->streams, j->cmd.device, j->cmd.stream, &c.stream, j->err,
 				 j->errlen);
 	if (rc == 0)
-		rc = resolve_pool(j, &pool, &made);
+		rc = resolve_pool(j, &c.pool, &made);
 	if (rc == 0)
-		rc = fn(e->g, j->cmd.device, s, pool, j->cmd.mode, j->err, j->errlen);
+		rc = wl_graph_capture_begin(sw_caching(j->d->sw), &e->g, &c, j->err, j->errlen);
 	if (rc) {
 		free(made);
 		return rc;
@@ -249,14 +234,14 @@ static int begin(struct graph_job *j, struct fs_graph *e, begin_fn fn)
 /* NPUGraph.capture_begin: nothing else. */
 static int run_capture_begin(struct graph_job *j, struct fs_graph *e)
 {
-	return begin(j, e, npa_graph_capture_begin);
+	return begin(j, e, false);
 }
 
 /* torch.npu.graph(g, ...).__enter__: synchronize, empty_cache,
  * host_empty_cache, then capture_begin. */
 static int run_enter(struct graph_job *j, struct fs_graph *e)
 {
-	return begin(j, e, npa_graph_enter);
+	return begin(j, e, true);
 }
 
 /* The capture ends on the stream it began on: the graph's own. */
@@ -465,7 +450,7 @@ int show_graph(struct nmfs *d, const struct target *t, struct sbuf *out)
 		show_one(d, e, out);
 	HASH_ITER(hh, gs->handles, h, htmp) {
 		char name[48];
-		report_pool_name(name, sizeof(name), h->id);
+		report_pool_name(name, sizeof(name), h->h.id);
 		sbuf_printf(out, "handle %s %s\n", h->name, name);
 	}
 	pthread_mutex_unlock(&gs->lock);

@@ -1,15 +1,14 @@
 /*
  * mempools.c - ctl/mempool: "VERB M [...]" writes that do what
- * torch.npu.MemPool and use_mem_pool do (torch_npu MemPool.cpp,
- * memory.py), and the file's listing of the pools so named.
+ * torch.npu.MemPool and use_mem_pool do, and the file's listing of the
+ * pools so named.
  *
- * MemPool(): a (0, uid++) id, createOrIncrefPool, then its flags.
- * use_mem_pool's enter routes allocations (here: those on one stream) to
- * the pool; its exit ends the routing and gives back the use the enter
- * took. The destructor clears use_on_oom, releases the pool and empties
- * it, so its unused segments go once nothing else holds it.
- * MemPool(allocator=...) names a loaded plug-in: the pool's segments come
- * from it and go back to it (alloc/allocator_switch_lend.c).
+ * The calls and their order are workload/graph_driver.h's, as a replayed
+ * trace makes them; here are the words, the names, and what a name
+ * brings (a MemPool that exists already or not yet, one released while it
+ * still routes a stream). use_mem_pool's enter routes the allocations on
+ * one stream. MemPool(allocator=...) names a loaded plug-in: the pool's
+ * segments come from it and go back to it (alloc/allocator_switch_lend.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +20,7 @@
 
 #include "alloc/switch/allocator_switch.h"
 #include "report/report.h"
+#include "workload/graph_driver.h"
 
 #include "ctl_args.h"
 #include "daemon.h"
@@ -30,9 +30,7 @@
 
 struct fs_mempool {
 	char name[CTL_NAME_MAX + 1];
-	int device;
-	struct npa_pool_id id;
-	int routing;           /* the stream routed to it, -1 none */
+	struct wl_mempool mp;
 	UT_hash_handle hh;
 };
 
@@ -65,9 +63,7 @@ void mempools_free(struct fs_mempools *mp, struct npa *a)
 	if (!mp)
 		return;
 	HASH_ITER(hh, mp->by_name, m, tmp) {
-		if (m->routing >= 0)
-			npa_mempool_end(a, m->device, m->id, NULL, 0);
-		npa_mempool_destroy(a, m->device, m->id, NULL, 0);
+		wl_mempool_drop(a, &m->mp, NULL, 0);
 		HASH_DEL(mp->by_name, m);
 		free(m);
 	}
@@ -107,25 +103,23 @@ static int parse_create(struct mempool_cmd *c, struct create_args *o)
 	return 0;
 }
 
-/* createOrIncrefPool with the plug-in as the pool's allocator. */
-static int create_from(struct mempool_cmd *c, const struct fs_mempool *m,
-		       const struct create_args *o)
+/* MemPool(allocator=pluginK): the plug-in is looked up once the id is
+ * taken, as a refused name still used one up. */
+static int create(struct mempool_cmd *c, struct fs_mempool *m, const struct create_args *o)
 {
+	struct npa *a = sw_caching(c->d->sw);
 	struct npa_segment_source src;
-	int rc = sw_mempool_source(c->d->sw, o->allocator, &src, c->err, c->errlen);
+	int rc;
 
-	if (rc)
-		return rc;
-	rc = npa_mempool_create_from(sw_caching(c->d->sw), m->device, m->id, o->use_on_oom,
-				     o->no_split, &src);
-	if (rc)
-		src.drop(src.ctx);
-	return rc;
+	wl_pool_handle_id(a, &m->mp.handle);
+	if (!o->allocator)
+		return wl_mempool_create(a, &m->mp, o->device, o->use_on_oom, o->no_split, NULL);
+	rc = sw_mempool_source(c->d->sw, o->allocator, &src, c->err, c->errlen);
+	return rc ? rc : wl_mempool_create(a, &m->mp, o->device, o->use_on_oom, o->no_split, &src);
 }
 
 static int run_create(struct mempool_cmd *c)
 {
-	struct npa *a = sw_caching(c->d->sw);
 	struct create_args o = { 0 };
 	int rc = parse_create(c, &o);
 
@@ -141,15 +135,7 @@ static int run_create(struct mempool_cmd *c)
 	if (!m)
 		return -ENOMEM;
 	snprintf(m->name, sizeof(m->name), "%s", c->a.word[1]);
-	m->device = o.device;
-	m->routing = -1;
-	m->id = npa_graph_pool_handle(a, true);
-	if (o.allocator) {
-		rc = create_from(c, m, &o);
-	} else if ((rc = npa_mempool_create(a, o.device, m->id, o.use_on_oom,
-					    o.no_split)) != 0) {
-		npa_mempool_destroy(a, o.device, m->id, NULL, 0);
-	}
+	rc = create(c, m, &o);
 	if (rc) {
 		free(m);
 		return rc;
@@ -172,15 +158,11 @@ static int parse_stream(struct mempool_cmd *c, int *stream)
 	return rc < 0 ? rc : 0;
 }
 
-/*
- * beginAllocateToPool takes a use of the pool before it checks for a
- * routing already under way (upstream's order, kept by the allocator); a
- * refused write changes nothing, so that use is given back.
- */
+/* A refused write changes nothing: the use upstream takes before it
+ * refuses is given back. */
 static int run_begin(struct mempool_cmd *c)
 {
 	struct fs_mempool *m = c->m;
-	struct npa *a = sw_caching(c->d->sw);
 	aclrtStream s;
 	int stream;
 	int rc = parse_stream(c, &stream);
@@ -188,38 +170,30 @@ static int run_begin(struct mempool_cmd *c)
 	if (rc == 0)
 		rc = pool_need_caching(c->d, "use_mem_pool", c->err, c->errlen);
 	if (rc == 0)
-		rc = streams_get(&c->d->streams, m->device, stream, &s, c->err, c->errlen);
-	if (rc)
-		return rc;
-	rc = npa_mempool_begin_stream(a, m->device, m->id, s, c->err, c->errlen);
-	if (rc == -EBUSY)
-		npa_release_pool(a, m->device, m->id, NULL, 0);
+		rc = streams_get(&c->d->streams, m->mp.device, stream, &s, c->err, c->errlen);
 	if (rc == 0)
-		m->routing = stream;
+		rc = wl_mempool_begin(sw_caching(c->d->sw), &m->mp, s, stream, WL_REFUSAL_UNDONE,
+				      c->err, c->errlen);
 	return rc;
 }
 
 static int run_end(struct mempool_cmd *c)
 {
-	struct fs_mempool *m = c->m;
-	int rc = npa_mempool_end(sw_caching(c->d->sw), m->device, m->id, c->err, c->errlen);
-
-	if (rc == 0)
-		m->routing = -1;
-	return rc;
+	return wl_mempool_end(sw_caching(c->d->sw), &c->m->mp, c->err, c->errlen);
 }
 
-/* The object goes: a routing still under way would outlive its name. */
+/* The object goes, whatever its destructor meets: a routing still under
+ * way would outlive its name. */
 static int run_release(struct mempool_cmd *c)
 {
 	struct fs_mempool *m = c->m;
 
-	if (m->routing >= 0) {
+	if (m->mp.routing) {
 		snprintf(c->err, c->errlen, "mempool %s still routes stream %d: end it first",
-			 m->name, m->routing);
+			 m->name, m->mp.stream);
 		return -EBUSY;
 	}
-	npa_mempool_destroy(sw_caching(c->d->sw), m->device, m->id, NULL, 0);
+	wl_mempool_release(sw_caching(c->d->sw), &m->mp, NULL, 0);
 	HASH_DEL(c->d->mempools->by_name, m);
 	free(m);
 	return 0;
@@ -227,7 +201,7 @@ static int run_release(struct mempool_cmd *c)
 
 static int run_empty(struct mempool_cmd *c)
 {
-	return npa_empty_cache_pool(sw_caching(c->d->sw), c->m->device, c->m->id);
+	return npa_empty_cache_pool(sw_caching(c->d->sw), c->m->mp.device, c->m->mp.handle.id);
 }
 
 static const struct {
@@ -288,11 +262,11 @@ static void show_one(struct nmfs *d, const struct fs_mempool *m, struct sbuf *ou
 	struct npa_pool_info info = { 0 };
 	char pool[48], routing[24] = "-";
 
-	report_pool_name(pool, sizeof(pool), m->id);
-	pool_find(d, m->device, m->id, &info);
-	if (m->routing >= 0)
-		snprintf(routing, sizeof(routing), "stream%d", m->routing);
-	sbuf_printf(out, "%-16s %6d %-8s %9d %-8s %s\n", m->name, m->device, pool,
+	report_pool_name(pool, sizeof(pool), m->mp.handle.id);
+	pool_find(d, m->mp.device, m->mp.handle.id, &info);
+	if (m->mp.routing)
+		snprintf(routing, sizeof(routing), "stream%d", m->mp.stream);
+	sbuf_printf(out, "%-16s %6d %-8s %9d %-8s %s\n", m->name, m->mp.device, pool,
 		    info.use_count, routing, info.allocator[0] ? info.allocator : "caching");
 }
 

@@ -7,19 +7,9 @@
 
 #include <stdbool.h>
 
-#include "alloc/graph/graph.h"
-#include "alloc/device/mempool.h"
+#include "graph_driver.h"
 #include "op_launch.h"
 #include "replay.h"
-
-/* A trace's pool name, as the replay has it now. */
-struct wl_pool_state {
-	struct npa_pool_id id;
-	bool taken;          /* id holds the handle the first line naming it took */
-	bool live;           /* a mempool created and not released */
-	bool routing;        /* a mempool_begin not yet ended */
-	int device;
-};
 
 /* A record_stream of a live ID: a stream its free launches work on. */
 struct wl_stream_use {
@@ -59,7 +49,9 @@ struct wl_replay {
 	char msg[NPA_ERRLEN]; /* what the allocator said, before the prefix */
 	struct npa *npa;      /* the caching allocator the graphs and pools are in */
 	struct npa_graph **graphs;     /* [ngraphs], made at their first capture */
-	struct wl_pool_state *pools;   /* [npools] */
+	/* [npools]: a trace's pool names, each a handle pool=P takes and
+	 * the MemPool mempool_create M makes */
+	struct wl_mempool *pools;
 	struct op_launcher *launcher;  /* launch_op's: NULL until the first one */
 	bool own_launcher;             /* made here (else the caller's) */
 	void **pinned;                 /* [npins]: NULL when not pinned (or size 0) */

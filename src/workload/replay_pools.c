@@ -1,7 +1,8 @@
 /*
- * replay_pools.c - graph and mempool events, carried out with the caching
- * allocator's NPUGraph and MemPool calls (graph.h, mempool.h) in the order
- * torch_npu makes them, so that a refusal is upstream's, with its text.
+ * replay_pools.c - graph and mempool events: a trace's dense graph and
+ * pool indexes mapped onto graph_driver.h, which makes the caching
+ * allocator's NPUGraph and MemPool calls in the order torch_npu makes
+ * them, so that a refusal is upstream's, with its text.
  *
  * Graphs and private pools exist only in the caching allocator: with a
  * plug-in current (the allocator switch) these events are refused.
@@ -44,35 +45,19 @@ static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *er
 	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
 }
 
-/* The first line naming a pool takes graph_pool_handle(); later ones share it. */
-static struct npa_pool_id pool_id(struct wl_replay *r, uint32_t index)
-{
-	struct wl_pool_state *p = &r->pools[index];
-
-	if (!p->taken) {
-		p->id = npa_graph_pool_handle(r->npa, true);
-		p->taken = true;
-	}
-	return p->id;
-}
-
 static int capture_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
 			 size_t errlen)
 {
-	struct npa_graph **g = &r->graphs[ev->slot];
-	struct npa_pool_id pool = { 0, 0 };
-	aclrtStream s;
-	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &s, err, errlen);
+	struct wl_capture c = { .device = ev->device,
+				.mode = (aclmdlRICaptureMode)ev->flags };
+	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &c.stream, err, errlen);
 
 	if (rc)
 		return rc;
-	if (*g == NULL && (rc = npa_graph_new(r->npa, g)) != 0)
-		return wl_replay_fail(r, ev, rc, err, errlen, "out of memory");
 	if (ev->pool != WL_NO_POOL)
-		pool = pool_id(r, ev->pool);
+		c.pool = wl_pool_handle_id(r->npa, &r->pools[ev->pool].handle);
 	aclrtSetDevice(ev->device);
-	rc = npa_graph_capture_begin(*g, ev->device, s, pool, (aclmdlRICaptureMode)ev->flags,
-				     r->msg, sizeof(r->msg));
+	rc = wl_graph_capture_begin(r->npa, &r->graphs[ev->slot], &c, r->msg, sizeof(r->msg));
 	return said(r, ev, rc, err, errlen);
 }
 
@@ -118,24 +103,22 @@ static int graph_reset(struct wl_replay *r, const struct wl_event *ev, char *err
 	return npa_graph_reset(graph_of(r, ev));
 }
 
-/* MemPool(use_on_oom, no_split): createOrIncrefPool, then the flags. */
+/* A trace's pool name is one namespace with pool=P: mempool_create M takes
+ * M's handle, a later pool=M shares it. */
 static int mempool_create(struct wl_replay *r, const struct wl_event *ev, char *err,
 			  size_t errlen)
 {
-	struct wl_pool_state *p = &r->pools[ev->pool];
-	struct npa_pool_id id = pool_id(r, ev->pool);
-	int rc = npa_mempool_create(r->npa, ev->device, id, ev->flags & WL_POOL_USE_ON_OOM,
-				    ev->flags & WL_POOL_NO_SPLIT);
+	int rc = wl_mempool_create(r->npa, &r->pools[ev->pool], ev->device,
+				   ev->flags & WL_POOL_USE_ON_OOM, ev->flags & WL_POOL_NO_SPLIT,
+				   NULL);
 
-	if (rc) {
+	if (rc)
 		snprintf(r->msg, sizeof(r->msg), "MemPool: %s", strerror(-rc));
-		return said(r, ev, rc, err, errlen);
-	}
-	p->live = true;
-	p->device = ev->device;
-	return 0;
+	return said(r, ev, rc, err, errlen);
 }
 
+/* A refused entry stops the replay, as it stops the program: the use
+ * upstream takes before refusing stays taken. */
 static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
 			 size_t errlen)
 {
@@ -144,36 +127,31 @@ static int mempool_begin(struct wl_replay *r, const struct wl_event *ev, char *e
 
 	if (rc)
 		return rc;
-	rc = npa_mempool_begin_stream(r->npa, ev->device, pool_id(r, ev->pool), s, r->msg,
-				      sizeof(r->msg));
-	if (rc == 0)
-		r->pools[ev->pool].routing = true;
+	rc = wl_mempool_begin(r->npa, &r->pools[ev->pool], s, ev->stream,
+			      WL_REFUSAL_AS_UPSTREAM, r->msg, sizeof(r->msg));
+	return said(r, ev, rc, err, errlen);
+}
+
+/* A call on the event's MemPool: mempool_end's and mempool_release's. */
+static int on_mempool(struct wl_replay *r, const struct wl_event *ev, char *err,
+		      size_t errlen,
+		      int (*call)(struct npa *a, struct wl_mempool *m, char *err, size_t errlen))
+{
+	int rc = call(r->npa, &r->pools[ev->pool], r->msg, sizeof(r->msg));
+
 	return said(r, ev, rc, err, errlen);
 }
 
 static int mempool_end(struct wl_replay *r, const struct wl_event *ev, char *err,
 		       size_t errlen)
 {
-	int rc = npa_mempool_end(r->npa, ev->device, pool_id(r, ev->pool), r->msg,
-				 sizeof(r->msg));
-
-	if (rc == 0)
-		r->pools[ev->pool].routing = false;
-	return said(r, ev, rc, err, errlen);
-}
-
-static int destroy_mempool(struct wl_replay *r, uint32_t index)
-{
-	struct wl_pool_state *p = &r->pools[index];
-
-	p->live = false;
-	return npa_mempool_destroy(r->npa, p->device, p->id, r->msg, sizeof(r->msg));
+	return on_mempool(r, ev, err, errlen, wl_mempool_end);
 }
 
 static int mempool_release(struct wl_replay *r, const struct wl_event *ev, char *err,
 			   size_t errlen)
 {
-	return said(r, ev, destroy_mempool(r, ev->pool), err, errlen);
+	return on_mempool(r, ev, err, errlen, wl_mempool_release);
 }
 
 static int (*const pool_ops[])(struct wl_replay *r, const struct wl_event *ev,
@@ -209,14 +187,8 @@ static void free_graphs(struct wl_replay *r)
 void wl_replay_pools_release(struct wl_replay *r)
 {
 	free_graphs(r);
-	for (uint32_t i = 0; i < r->pool_cap; i++) {
-		struct wl_pool_state *p = &r->pools[i];
-		if (p->routing)
-			npa_mempool_end(r->npa, p->device, p->id, NULL, 0);
-		if (p->live)
-			destroy_mempool(r, i);
-		*p = (struct wl_pool_state){ 0 };
-	}
+	for (uint32_t i = 0; i < r->pool_cap; i++)
+		wl_mempool_drop(r->npa, &r->pools[i], r->msg, sizeof(r->msg));
 }
 
 void wl_replay_pools_free(struct wl_replay *r)
