@@ -70,12 +70,17 @@ static void *block_address(aclrtAllocatorBlock block)
 	return GetBlockPtr(block);
 }
 
-void acl_blocks_init(int device_count)
+/* init's argument is no device count (torch_npu passes the current
+ * device, PyTorch 0): the runtime says how many there are. */
+void acl_blocks_init(int device_index)
 {
 	int32_t current = 0;
+	uint32_t count = 0;
 
+	(void)device_index;
 	aclrtGetDevice(&current);
-	for (int i = 0; i < device_count && i < ACL_BLOCKS_MAX_DEVICES; i++) {
+	aclrtGetDeviceCount(&count);
+	for (int i = 0; i < (int)count && i < ACL_BLOCKS_MAX_DEVICES; i++) {
 		struct acl_blocks *s = &streams[i];
 		aclrtAllocatorDesc d;
 

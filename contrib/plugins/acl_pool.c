@@ -103,12 +103,17 @@ static int register_pool(struct acl_pool *pool)
 	return aclrtAllocatorRegister(pool->stream, d) == ACL_SUCCESS ? 0 : -1;
 }
 
-void acl_pool_init(int device_count)
+/* init's argument is no device count (torch_npu passes the current
+ * device, PyTorch 0): the runtime says how many there are. */
+void acl_pool_init(int device_index)
 {
 	int32_t current = 0;
+	uint32_t count = 0;
 
+	(void)device_index;
 	aclrtGetDevice(&current);
-	for (int i = 0; i < device_count && i < ACL_POOL_MAX_DEVICES; i++) {
+	aclrtGetDeviceCount(&count);
+	for (int i = 0; i < (int)count && i < ACL_POOL_MAX_DEVICES; i++) {
 		pools[i].device = i;
 		if (register_pool(&pools[i]) != 0)
 			fprintf(stderr, "acl_pool: no ACL allocator on device %d\n", i);

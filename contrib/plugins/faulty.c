@@ -161,6 +161,18 @@ void faulty_free(void *ptr, ssize_t size, int device, aclrtStream stream)
 			ptr);
 }
 
+/* Writes "init(N)" to the file $FAULTY_INIT_LOG names: what init was given. */
+void faulty_init_record(int device_count)
+{
+	const char *path = getenv("FAULTY_INIT_LOG");
+	FILE *f = path ? fopen(path, "w") : NULL;
+
+	if (f) {
+		fprintf(f, "init(%d)\n", device_count);
+		fclose(f);
+	}
+}
+
 int faulty_init_refuse(int device_count)
 {
 	(void)device_count;

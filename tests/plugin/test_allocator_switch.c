@@ -472,6 +472,24 @@ static void empty_cache_runs_the_arena_reset_hook(void **state)
 	assert_int_equal(device_used(1), before);
 }
 
+/* upstream's empty_cache reaches the current allocator alone: a plug-in
+ * loaded beside it keeps its chunk. */
+static void empty_cache_leaves_a_plugin_that_is_not_current_alone(void **state)
+{
+	void *p;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, "load " PLUGIN_DIR "/arena.so arena_alloc arena_free "
+				  "reset=arena_reset", err, sizeof(err)), 0);
+	struct sw_entry *arena = sw_hold(sw, "plugin1");
+	uint64_t before = device_used(1);
+	assert_int_equal(sw_malloc_from(sw, arena, 1, 1 * MiB, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
+	assert_int_equal(sw_empty_cache(sw, -1), 0);
+	assert_true(device_used(1) >= before + 64 * MiB);
+	sw_drop(sw, arena);
+}
+
 static void memory_fraction_goes_to_the_current_allocator(void **state)
 {
 	(void)state;
@@ -499,6 +517,52 @@ static void a_plugin_crashing_in_memory_fraction_is_retired_and_told(void **stat
 	assert_true(sw_is_caching(sw));
 	assert_string_equal(fault_name, "plugin1");
 	assert_true(sw_get_memory_fraction(sw, 0) == 0.5);
+}
+
+/* What faulty_init_record was given when `sw` loaded it, on a thread whose
+ * current device is `current`. */
+static int init_argument(int current)
+{
+	char log[] = "/tmp/npumemfs-init-XXXXXX", line[32] = "";
+	int fd = mkstemp(log), arg = -1;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("FAULTY_INIT_LOG", log, 1);
+	assert_int_equal(aclrtSetDevice(current), ACL_SUCCESS);
+	assert_int_equal(sw_write(sw, plugin("faulty.so", "faulty_alloc faulty_free "
+					      "init=faulty_init_record"),
+				  err, sizeof(err)), 0);
+	unsetenv("FAULTY_INIT_LOG");
+	assert_non_null(f = fopen(log, "r"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	unlink(log);
+	assert_int_equal(sscanf(line, "init(%d)", &arg), 1);
+	return arg;
+}
+
+/* torch_npu's createCustomAllocator: init(c10_npu::GetDevice()). */
+static void npu_init_gets_the_current_device(void **state)
+{
+	(void)state;
+	assert_int_equal(init_argument(1), 1);
+}
+
+/* PyTorch's createCustomAllocator: init(device_count), a file-scope 0. */
+static void cuda_init_gets_zero(void **state)
+{
+	(void)state;
+	sw_destroy(sw);
+	npa_destroy(npa, NULL);
+	struct npa_options opt = { .flavor = &npa_flavor_cuda, .device_count = 2 };
+	npa_conf_default(&opt.conf, &npa_flavor_cuda);
+	assert_int_equal(npa_create(&opt, &npa), 0);
+	struct sw_options so = { .caching = npa, .device_count = 2,
+				 .plugin_dirs = PLUGIN_DIR, .owner = getuid() };
+	assert_int_equal(sw_create(&so, &sw), 0);
+	assert_int_equal(init_argument(1), 0);
 }
 
 struct churn {
@@ -717,8 +781,11 @@ int main(void)
 		T(a_plugin_aborting_in_free_is_retired),
 		T(unaligned_plugin_pointer_is_given_back),
 		T(empty_cache_runs_the_arena_reset_hook),
+		T(empty_cache_leaves_a_plugin_that_is_not_current_alone),
 		T(memory_fraction_goes_to_the_current_allocator),
 		T(a_plugin_crashing_in_memory_fraction_is_retired_and_told),
+		T(npu_init_gets_the_current_device),
+		T(cuda_init_gets_zero),
 		T(swaps_race_with_allocations_safely),
 		T(a_loaded_plugin_is_not_current_and_stays_until_unloaded),
 		T(a_dropped_mempool_plugin_is_unloaded_by_the_next_caching_allocation),

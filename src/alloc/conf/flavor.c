@@ -12,6 +12,7 @@
 
 const struct npa_flavor npa_flavor_npu = {
 	.name = "npu",
+	.plugin_init_gets_current_device = true,
 	.upstream = NPA_UPSTREAM_TORCH_NPU,
 	/* AddPadSize(): every request grows by 32 bytes before rounding. */
 	.pad = 32,

@@ -55,6 +55,11 @@ struct npa_flavor {
 	unsigned c10_device_type;
 	unsigned pool_index_shift;
 	unsigned pool_id_bits;
+	/* What a plug-in's init hook is given (createCustomAllocator's
+	 * device_count): npu, the loading thread's current device
+	 * (c10_npu::GetDevice, 0 before any is set); cuda, 0 (the file-scope
+	 * device_count of CUDAPluggableAllocator.cpp, never assigned). */
+	bool plugin_init_gets_current_device;
 };
 
 /* Streams in a stream pool (kStreamsPerPool, both upstreams). */

@@ -176,7 +176,8 @@ static void call_init(void *arg)
 }
 
 /* upstream createCustomAllocator(): init(device_count) once, at creation,
- * behind the fault barrier like every call into the plug-in. */
+ * behind the fault barrier like every call into the plug-in; what its
+ * device_count holds is the caller's (flavor.h). */
 static int run_init(struct plugin *p, int device_count, char *err,
 		    size_t errlen)
 {
@@ -205,7 +206,7 @@ static int run_init(struct plugin *p, int device_count, char *err,
 }
 
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
-		int device_count, struct plugin **out, char *err, size_t errlen)
+		int init_arg, struct plugin **out, char *err, size_t errlen)
 {
 	struct plugin_spec spec;
 	int rc = plugin_spec_parse(line, &spec, err, errlen);
@@ -236,7 +237,7 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 	if (!rc)
 		p->base = base_of((const void *)p->alloc);
 	if (!rc)
-		rc = run_init(p, device_count, err, errlen);
+		rc = run_init(p, init_arg, err, errlen);
 	/* Code that faulted may have left anything half done: it stays
 	 * mapped and none of it, destructors included, runs again. */
 	if (rc == -EFAULT)

@@ -86,7 +86,7 @@ int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
 
 /*
  * Load the plug-in a spec line names and call its init hooks with
- * `device_count`. The object must lie under one of `allowed_dirs`
+ * `init_arg` (the device_count upstream's createCustomAllocator passes). The object must lie under one of `allowed_dirs`
  * (comma-separated absolute folders), be a regular file owned by root or
  * `owner`, writable by its owner only, in folders that are the same (a
  * world-writable folder is accepted only with the sticky bit, as /tmp).
@@ -98,7 +98,7 @@ int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
  * mapped, and none of its code runs again). The reason is written to err.
  */
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
-		int device_count, struct plugin **out, char *err, size_t errlen);
+		int init_arg, struct plugin **out, char *err, size_t errlen);
 void plugin_close(struct plugin *p);
 /* Whether `code` (a function's address) lies in the plug-in's object. */
 bool plugin_has_code(const struct plugin *p, const void *code);

@@ -510,6 +510,17 @@ static void plugin_warning(void *arg, const struct npl *self, const char *text)
 		sw->on_warn(sw->ctx, name, text);
 }
 
+/* What createCustomAllocator passes to a plug-in's init (flavor.h). */
+static int init_arg(struct sw *sw)
+{
+	int32_t device = 0;
+
+	if (!npa_get_flavor(sw->npa)->plugin_init_gets_current_device ||
+	    aclrtGetDevice(&device) != ACL_SUCCESS)
+		return 0;
+	return device;
+}
+
 /* Swap lock held. A plug-in entry for `spec`, not yet listed. */
 static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, char *err,
 		       size_t errlen)
@@ -521,8 +532,7 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 		snprintf(err, errlen, "out of host memory");
 		return -ENOMEM;
 	}
-	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, sw->device_count, &p, err,
-			     errlen);
+	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, init_arg(sw), &p, err, errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {

@@ -167,13 +167,13 @@ int sw_snapshot(struct sw *sw, int device, struct npa_snapshot *out);
 int sw_get_stats_of(struct sw *sw, unsigned id, int device,
 		    struct npa_stats *out);
 
-/* empty_cache: the caching allocator's, and every plug-in's reset hook. */
+/* empty_cache: the caching allocator's, and the current plug-in's reset hook. */
 int sw_empty_cache(struct sw *sw, int device);
 /* Set on the caching allocator and the current plug-in's hook. */
 int sw_set_memory_fraction(struct sw *sw, int device, double fraction,
 			   char *err, size_t errlen);
 double sw_get_memory_fraction(struct sw *sw, int device);
-/* On every allocator the switch holds. */
+/* On the caching allocator and the current plug-in. */
 int sw_reset_peak_stats(struct sw *sw, int device);
 int sw_reset_accumulated_stats(struct sw *sw, int device);
 

@@ -119,20 +119,31 @@ static int entry_control(struct sw_entry *e, enum control c, int device)
 	return -EINVAL;
 }
 
+static int control_one(struct sw *sw, struct sw_entry *e, enum control c, int device)
+{
+	int rc = entry_control(e, c, device);
+
+	if (rc == -EFAULT)
+		sw_note_fault(sw, e);
+	return rc;
+}
+
+/*
+ * The caching allocator, whose cache and counters stay the daemon's, and
+ * the current plug-in: upstream calls the current allocator alone, so a
+ * plug-in loaded beside it or retired hears nothing (no reset hook, no
+ * warning).
+ */
 static int control_all(struct sw *sw, enum control c, int device)
 {
-	struct sw_entry **all;
-	size_t n;
-	int rc = pin_all(sw, &all, &n);
+	int rc = control_one(sw, &sw->caching, c, device);
+	struct sw_entry *e = sw_pin_current(sw);
 
-	for (size_t i = 0; i < n; i++) {
-		int r = entry_control(all[i], c, device);
-		if (r == -EFAULT)
-			sw_note_fault(sw, all[i]);
-		if (!rc)
-			rc = r;
+	if (e != &sw->caching) {
+		int r = control_one(sw, e, c, device);
+		rc = rc ? rc : r;
 	}
-	release_all(sw, all, n);
+	sw_release(sw, e);
 	return rc;
 }
 
