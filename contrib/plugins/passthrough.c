@@ -10,9 +10,11 @@
  *         > mnt/ctl/allocator
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <acl/acl_rt.h>
+#include <npumemfs/plugin.h>
 
 void *passthrough_alloc_silent(ssize_t size, int device, aclrtStream stream)
 {
@@ -46,4 +48,38 @@ void passthrough_free(void *ptr, ssize_t size, int device, aclrtStream stream)
 	fprintf(stderr, "passthrough: free ptr = %p, size = %zd, device = %d\n",
 		ptr, size, device);
 	passthrough_free_silent(ptr, size, device, stream);
+}
+
+/*
+ * Private-pool hooks (torch_npu's set_begin_allocate_to_pool,
+ * set_end_allocate_to_pool_fn, set_release_pool) that only say what they
+ * were asked: a line per call appended to the file $PASSTHROUGH_POOL_LOG
+ * names. A pass-through has one pool, the device's.
+ */
+static void pool_log(const char *call, int device, struct npumemfs_mempool_id pool)
+{
+	const char *path = getenv("PASSTHROUGH_POOL_LOG");
+	FILE *f = path ? fopen(path, "a") : NULL;
+
+	if (!f)
+		return;
+	fprintf(f, "%s device=%d pool=%llu,%llu\n", call, device, pool.first, pool.second);
+	fclose(f);
+}
+
+void passthrough_begin_pool(int device, struct npumemfs_mempool_id pool,
+			    npumemfs_stream_filter filter, void *arg)
+{
+	(void)filter, (void)arg;
+	pool_log("begin_allocate_to_pool", device, pool);
+}
+
+void passthrough_end_pool(int device, struct npumemfs_mempool_id pool)
+{
+	pool_log("end_allocate_to_pool", device, pool);
+}
+
+void passthrough_release_pool(int device, struct npumemfs_mempool_id pool)
+{
+	pool_log("release_pool", device, pool);
 }

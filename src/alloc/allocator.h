@@ -71,8 +71,12 @@ struct allocator_ops {
 	int (*check)(void *self, int device, char *err, size_t errlen);
 	/* Optional. Whether its code faulted and it was retired; what happened in buf. */
 	bool (*faulted)(void *self, char *buf, size_t len);
-	/* The caching allocator whose graphs and MemPools serve it now, or NULL. */
+	/* The caching allocator whose MemPools serve it now, or NULL. */
 	struct npa *(*caching)(void *self);
+	/* The built-in caching allocator behind it, current or not: graphs
+	 * take pool ids, capture marks and the host allocator from it. NULL
+	 * for a plug-in on its own. */
+	struct npa *(*builtin)(void *self);
 	/* The pinned host allocator it keeps, or NULL. */
 	struct npa_host *(*host)(void *self);
 };

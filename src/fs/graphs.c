@@ -152,7 +152,7 @@ static int run_create(struct graph_job *j, struct fs_graph *e)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	int rc = npa_graph_new(sw_caching(j->d->sw), &e->g);
+	int rc = npa_graph_new(sw_caching(j->d->sw), sw_allocator(j->d->sw), &e->g);
 	if (rc) {
 		free(e);
 		return rc;
@@ -211,15 +211,14 @@ static int begin(struct graph_job *j, struct fs_graph *e, bool enter)
 {
 	struct fs_handle *made = NULL;
 	struct wl_capture c = { .device = j->cmd.device, .mode = j->cmd.mode, .enter = enter };
-	int rc = pool_need_caching(j->d, "graph capture", j->err, j->errlen);
-
-	if (rc == 0)
-		rc = streams_get(&j->d->streams, j->cmd.device, j->cmd.stream, &c.stream, j->err,
-				 j->errlen);
+	/* With a plug-in current its pool hooks serve the capture, as upstream. */
+	int rc = streams_get(&j->d->streams, j->cmd.device, j->cmd.stream, &c.stream, j->err,
+			     j->errlen);
 	if (rc == 0)
 		rc = resolve_pool(j, &c.pool, &made);
 	if (rc == 0)
-		rc = wl_graph_capture_begin(sw_caching(j->d->sw), &e->g, &c, j->err, j->errlen);
+		rc = wl_graph_capture_begin(sw_caching(j->d->sw), sw_allocator(j->d->sw), &e->g, &c,
+					    j->err, j->errlen);
 	if (rc) {
 		free(made);
 		return rc;

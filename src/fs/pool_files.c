@@ -1,6 +1,7 @@
 /*
- * pool_files.c - pools/deviceN[.json] and snapshot/deviceN.pools/NAME.json:
- * the built-in allocator's private pools, whichever allocator is current.
+ * pools/deviceN[.json] and snapshot/deviceN.pools/NAME.json: the built-in
+ * allocator's private pools, whichever allocator is current, then the
+ * pools a plug-in was asked to route to (a capture while it was current).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,14 +53,37 @@ int pool_need_caching(struct nmfs *d, const char *what, char *err, size_t errlen
 	if (sw_is_caching(d->sw))
 		return 0;
 	snprintf(err, errlen,
-		 "%s refused: graphs and memory pools are the built-in caching "
-		 "allocator's, and a plug-in allocator is current (echo caching > "
-		 "ctl/allocator first)", what);
+		 "%s refused: MemPools are the built-in caching allocator's, and a plug-in "
+		 "allocator is current (echo caching > ctl/allocator first)", what);
 	return -EBUSY;
 }
 
 typedef int (*pools_format_fn)(struct sbuf *out, const struct npa_pool_info *pools,
 			       size_t n);
+
+/* A plug-in's pools as rows of the list: what the plug-in holds in them is
+ * its own to say, so only the id, the uses, the routing and its name. */
+static int add_plugin_pools(struct nmfs *d, int device, struct npa_pool_info **all,
+			    size_t *n)
+{
+	struct sw_pool_info *p = NULL;
+	size_t k = 0;
+	int rc = sw_pools_of(d->sw, device, &p, &k);
+	struct npa_pool_info *grown = rc || !k ? NULL : realloc(*all, (*n + k) * sizeof(**all));
+
+	if (rc == 0 && k && !grown)
+		rc = -ENOMEM;
+	for (size_t i = 0; grown && i < k; i++) {
+		struct npa_pool_info *row = &grown[(*n)++];
+		*row = (struct npa_pool_info){ .id = p[i].id, .use_count = (int)p[i].uses,
+					       .routing = p[i].scopes > 0 };
+		snprintf(row->allocator, sizeof(row->allocator), "%s", p[i].allocator);
+	}
+	if (grown)
+		*all = grown;
+	free(p);
+	return rc;
+}
 
 static int show_list(struct nmfs *d, const struct target *t, struct sbuf *out,
 		     pools_format_fn format)
@@ -68,6 +92,8 @@ static int show_list(struct nmfs *d, const struct target *t, struct sbuf *out,
 	size_t n = 0;
 	int rc = npa_pool_list(sw_caching(d->sw), t->device, &all, &n);
 
+	if (rc == 0)
+		rc = add_plugin_pools(d, t->device, &all, &n);
 	if (rc == 0)
 		rc = format(out, all, n);
 	free(all);

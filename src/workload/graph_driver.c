@@ -16,10 +16,11 @@ struct npa_pool_id wl_pool_handle_id(struct npa *a, struct wl_pool_handle *h)
 	return h->id;
 }
 
-int wl_graph_capture_begin(struct npa *a, struct npa_graph **g, const struct wl_capture *c,
+int wl_graph_capture_begin(struct npa *a, struct allocator pools, struct npa_graph **g,
+			   const struct wl_capture *c,
 			   char *err, size_t errlen)
 {
-	int rc = *g == NULL ? npa_graph_new(a, g) : 0;
+	int rc = *g == NULL ? npa_graph_new(a, pools, g) : 0;
 
 	if (rc) {
 		snprintf(err, errlen, "out of memory");

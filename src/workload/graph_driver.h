@@ -45,9 +45,11 @@ struct wl_capture {
 	bool enter;
 };
 
-/* Graph *g, made first when NULL ("out of memory" when it cannot be),
- * begins capture c. 0 or -errno with upstream's text. */
-int wl_graph_capture_begin(struct npa *a, struct npa_graph **g, const struct wl_capture *c,
+/* Graph *g of caching allocator a, its pools asked of `pools`
+ * (npa_graph_new), made first when NULL ("out of memory" when it cannot
+ * be), begins capture c. 0 or -errno with upstream's text. */
+int wl_graph_capture_begin(struct npa *a, struct allocator pools, struct npa_graph **g,
+			   const struct wl_capture *c,
 			   char *err, size_t errlen);
 /*
  * pool=`name`: the pool of graph `other`'s successful capture (pool()),

@@ -29,17 +29,21 @@ static int said(struct wl_replay *r, const struct wl_event *ev, int rc, char *er
 	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
 }
 
-/* The caching allocator, unless a plug-in serves the replay now. */
+/* The caching allocator: a graph's pool ids and host allocator are the
+ * built-in one's whoever allocates (its pools are asked of the replay's
+ * allocator, a plug-in's hooks when one is current); a MemPool's pool is
+ * the caching allocator's own, so it must be the one serving now. */
 static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *err,
 			size_t errlen)
 {
-	struct npa *a = r->a.ops->caching(r->a.self);
+	bool mempool = ev->op >= WL_MEMPOOL_CREATE && ev->op <= WL_MEMPOOL_RELEASE;
+	struct npa *a = mempool ? r->a.ops->caching(r->a.self) : r->a.ops->builtin(r->a.self);
 
 	if (a != NULL) {
 		r->npa = a;
 		return 0;
 	}
-	snprintf(r->msg, sizeof(r->msg), "%s: graphs and memory pools belong to the caching "
+	snprintf(r->msg, sizeof(r->msg), "%s: memory pools belong to the caching "
 		 "allocator, and a plug-in allocator is current",
 		 wl_op_name(ev->op));
 	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
@@ -57,7 +61,8 @@ static int capture_begin(struct wl_replay *r, const struct wl_event *ev, char *e
 	if (ev->pool != WL_NO_POOL)
 		c.pool = wl_pool_handle_id(r->npa, &r->pools[ev->pool].handle);
 	aclrtSetDevice(ev->device);
-	rc = wl_graph_capture_begin(r->npa, &r->graphs[ev->slot], &c, r->msg, sizeof(r->msg));
+	rc = wl_graph_capture_begin(r->npa, r->a, &r->graphs[ev->slot], &c, r->msg,
+				    sizeof(r->msg));
 	return said(r, ev, rc, err, errlen);
 }
 

@@ -121,7 +121,7 @@ static void a_pool_of_another_devices_graph_is_refused(void **state)
 	(void)state;
 	assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
 	c.stream = new_stream();
-	assert_int_equal(wl_graph_capture_begin(fx->a, &g, &c, err, sizeof(err)), 0);
+	assert_int_equal(wl_graph_capture_begin(fx->a, npa_allocator(fx->a), &g, &c, err, sizeof(err)), 0);
 	assert_int_equal(npa_graph_capture_end(g, c.stream, err, sizeof(err)), 0);
 	assert_int_equal(wl_graph_pool_of(g, "g", 0, &id, err, sizeof(err)), 0);
 	assert_int_equal(wl_graph_pool_of(g, "g", 1, &id, err, sizeof(err)), -EINVAL);

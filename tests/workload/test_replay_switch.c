@@ -237,15 +237,27 @@ static const char a_capture[] =
 	"alloc b 1MiB stream=1\n"
 	"capture_end 1\n";
 
-/* Graphs and pools are the caching allocator's: a plug-in has none. */
-static void graph_lines_are_refused_with_a_plugin_current(void **state)
+/* A capture with a plug-in current is the plug-in's, as NPUGraph's calls
+ * reach NPUPluggableAllocator: the captured tensor comes from it. */
+static void graph_lines_run_on_the_plugin_when_current(void **state)
 {
 	(void)state;
 	use_passthrough();
 	assert_int_equal(load(a_capture), 0);
+	run(0, fx.t->nevents);
+	assert_int_equal(allocations_of(PLUGIN1, 0).allocated, 2);
+	assert_int_equal(allocations_of(CACHING, 0).allocated, 0);
+}
+
+/* A MemPool's pool is the caching allocator's own: a plug-in has none. */
+static void mempool_lines_are_refused_with_a_plugin_current(void **state)
+{
+	(void)state;
+	use_passthrough();
+	assert_int_equal(load("alloc a 1MiB\nmempool_create m\n"), 0);
 	assert_int_equal(wl_replay_run(fx.r, 0, fx.t->nevents, NULL, fx.err, sizeof(fx.err)),
 			 -ENOTSUP);
-	assert_string_equal(fx.err, "t:2: capture_begin: graphs and memory pools belong to "
+	assert_string_equal(fx.err, "t:2: mempool_create: memory pools belong to "
 				    "the caching allocator, and a plug-in allocator is current");
 	assert_int_equal(counters().position, 1);
 }
@@ -274,7 +286,8 @@ int main(void)
 		T(plugin_null_is_an_oom_and_its_free_is_skipped),
 		T(a_device_the_switch_lacks_is_refused),
 		T(caching_current_replays_into_the_caching_allocator),
-		T(graph_lines_are_refused_with_a_plugin_current),
+		T(graph_lines_run_on_the_plugin_when_current),
+		T(mempool_lines_are_refused_with_a_plugin_current),
 		T(graph_lines_go_to_the_caching_allocator_when_current),
 #undef T
 	};

@@ -137,6 +137,7 @@ static const struct allocator_ops caching_ops = {
 	.set_stream_number = c_set_stream_number,
 	.check = c_check,
 	.caching = c_caching,
+	.builtin = c_caching,
 	.host = c_host,
 };
 

@@ -11,7 +11,8 @@
 #include "alloc/host/host_allocator.h"
 
 struct npa_graph {
-	struct npa *a;
+	struct npa *a;         /* pool ids, capture marks, the host allocator */
+	struct allocator pools; /* whoever serves allocations: its private pools */
 	int device;
 	aclrtStream stream;
 	struct npa_pool_id pool;
@@ -70,12 +71,13 @@ static int acl_failed(char *err, size_t errlen, const char *call, aclError e)
 	return e == ACL_ERROR_INVALID_PARAM ? -EINVAL : -EIO;
 }
 
-int npa_graph_new(struct npa *a, struct npa_graph **out)
+int npa_graph_new(struct npa *a, struct allocator pools, struct npa_graph **out)
 {
 	*out = calloc(1, sizeof(**out));
 	if (*out == NULL)
 		return -ENOMEM;
 	(*out)->a = a;
+	(*out)->pools = pools;
 	return 0;
 }
 
@@ -149,20 +151,20 @@ static int begin_capture(struct npa_graph *g, aclmdlRICaptureMode mode, char *er
  * the graph's pool too); a refusal of the second ends the first. */
 static int begin_pools(struct npa_graph *g, char *err, size_t errlen)
 {
-	int rc = npa_begin_allocate_to_pool(g->a, g->device, g->pool, in_this_capture, g, err,
-					    errlen);
+	int rc = g->pools.ops->begin_allocate_to_pool(g->pools.self, g->device, g->pool,
+						      in_this_capture, g, err, errlen);
 
 	if (rc == 0)
 		rc = npa_host_begin_allocate_to_pool(npa_host_of(g->a), g->pool, in_this_capture, g,
 						     err, errlen);
 	if (rc == -EBUSY || rc == -ENOMEM)
-		npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+		g->pools.ops->end_allocate_to_pool(g->pools.self, g->device, g->pool, NULL, 0);
 	return rc;
 }
 
 static void end_pools(struct npa_graph *g)
 {
-	npa_end_allocate_to_pool(g->a, g->device, g->pool, NULL, 0);
+	g->pools.ops->end_allocate_to_pool(g->pools.self, g->device, g->pool, NULL, 0);
 	npa_host_end_allocate_to_pool(npa_host_of(g->a), g->pool, NULL, 0);
 }
 
@@ -201,7 +203,7 @@ static void after_failed_end(struct npa_graph *g)
 {
 	g->failed = true;
 	if (npa_get_flavor(g->a)->upstream == NPA_UPSTREAM_PYTORCH) {
-		npa_release_pool(g->a, g->device, g->pool, NULL, 0);
+		g->pools.ops->release_pool(g->pools.self, g->device, g->pool, NULL, 0);
 		npa_host_release_pool(npa_host_of(g->a), g->pool, NULL, 0);
 	}
 }
@@ -255,7 +257,7 @@ int npa_graph_reset(struct npa_graph *g)
 	__atomic_store_n(&g->capture_id, 0, __ATOMIC_RELEASE);
 	if (!g->has_exec)
 		return 0;
-	npa_release_pool(g->a, g->device, g->pool, NULL, 0);
+	g->pools.ops->release_pool(g->pools.self, g->device, g->pool, NULL, 0);
 	npa_host_release_pool(npa_host_of(g->a), g->pool, NULL, 0);
 	aclmdlRIDestroy(g->model);
 	g->model = NULL;
@@ -275,6 +277,11 @@ int npa_graph_pool(const struct npa_graph *g, struct npa_pool_id *out, char *err
 struct npa *npa_graph_allocator(const struct npa_graph *g)
 {
 	return g->a;
+}
+
+struct allocator npa_graph_pools(const struct npa_graph *g)
+{
+	return g->pools;
 }
 
 void npa_graph_get_info(const struct npa_graph *g, struct npa_graph_info *out)

@@ -19,6 +19,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "alloc/allocator.h"
 #include "alloc/device/mempool.h"
 
 struct npa;
@@ -40,7 +41,14 @@ struct npa_graph_info {
 	uint64_t replays;
 };
 
-int npa_graph_new(struct npa *a, struct npa_graph **out);
+/*
+ * A graph of caching allocator `a` (its pool ids, capture marks and host
+ * allocator) whose device pool calls go to `pools`, the allocator that
+ * serves allocations: `a` itself, or the switch, whose current plug-in
+ * then gets begin_allocate_to_pool, end_allocate_to_pool and release_pool
+ * as upstream's NPUGraph gives them to NPUPluggableAllocator.
+ */
+int npa_graph_new(struct npa *a, struct allocator pools, struct npa_graph **out);
 /* The destructor: reset, then free. */
 void npa_graph_free(struct npa_graph *g);
 
@@ -61,6 +69,8 @@ int npa_graph_pool(const struct npa_graph *g, struct npa_pool_id *out, char *err
 		   size_t errlen);
 void npa_graph_get_info(const struct npa_graph *g, struct npa_graph_info *out);
 struct npa *npa_graph_allocator(const struct npa_graph *g);
+/* The allocator its pools are asked of (npa_graph_new). */
+struct allocator npa_graph_pools(const struct npa_graph *g);
 const char *npa_graph_state_name(enum npa_graph_state state);
 
 /*

@@ -38,9 +38,12 @@ int npa_graph_enter(struct npa_graph *g, int device, aclrtStream stream,
 		    size_t errlen)
 {
 	struct npa *a = npa_graph_allocator(g);
+	struct allocator current = npa_graph_pools(g);
 	int rc = synchronize(device, err, errlen);
 
-	if (rc == 0 && (rc = npa_empty_cache(a, -1)) != 0 && err != NULL && errlen > 0)
+	/* torch.npu.empty_cache(): whichever allocator serves allocations. */
+	if (rc == 0 && (rc = current.ops->empty_cache(current.self, -1)) != 0 && err != NULL &&
+	    errlen > 0)
 		snprintf(err, errlen, "torch.npu.empty_cache(): %s", npa_control_strerror(rc));
 	if (rc != 0)
 		return rc;

@@ -1040,6 +1040,7 @@ const struct allocator_ops npl_ops = {
 	.device_count = npl_device_count,
 	.faulted = npl_faulted,
 	.caching = no_caching,
+	.builtin = no_caching,
 	.host = no_host,
 };
 

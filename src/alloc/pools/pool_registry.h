@@ -83,9 +83,9 @@ static inline struct private_pool *pool_registry_route(const struct pool_registr
 	const struct pool_scope *s = reg->scopes, *end = s + reg->nscopes;
 
 	if (reg->newest_first) {
-		while (end-- != s)
-			if (end->filter(stream, end->arg))
-				return end->pool;
+		for (const struct pool_scope *k = end; k != s; k--)
+			if (k[-1].filter(stream, k[-1].arg))
+				return k[-1].pool;
 		return NULL;
 	}
 	for (; s != end; s++)

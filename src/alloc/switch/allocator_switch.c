@@ -75,6 +75,7 @@ void sw_destroy(struct sw *sw)
 		HASH_DEL(sw->owners, o);
 		free(o);
 	}
+	sw_pools_fini(sw);
 	sw_unload_dropped(sw);
 	while (sw->plugins) {
 		struct sw_entry *e = sw->plugins;
@@ -489,6 +490,14 @@ static int refuse_while_routing(struct sw *sw, char *err, size_t errlen)
 {
 	int device = npa_routing_device(sw->npa);
 
+	pthread_mutex_lock(&sw->lock);
+	unsigned plugin_scopes = sw->pool_scopes;
+	pthread_mutex_unlock(&sw->lock);
+	if (device < 0 && plugin_scopes) {
+		snprintf(err, errlen, "the current plug-in routes allocations to a private pool "
+			 "(a graph capture or a MemPool in use); switch once it ends");
+		return -EBUSY;
+	}
 	if (device < 0)
 		return 0;
 	snprintf(err, errlen, "device%d routes allocations to a private pool (a graph capture "

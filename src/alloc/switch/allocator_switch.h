@@ -160,6 +160,16 @@ struct npa *sw_caching(struct sw *sw);
  * allocator is current, as torch_npu keeps its host allocator. */
 struct npa_host *sw_host(struct sw *sw);
 
+/* A private pool a plug-in was asked to route to (graph capture, MemPool). */
+struct sw_pool_info {
+	struct npa_pool_id id;
+	char allocator[32];      /* "pluginK" */
+	unsigned scopes;         /* routing now */
+	unsigned uses;           /* upstream's use_count */
+};
+/* The plug-ins' pools on `device`; free(*out). */
+int sw_pools_of(struct sw *sw, int device, struct sw_pool_info **out, size_t *n);
+
 /* Stats and snapshot of the current allocator. */
 int sw_get_stats(struct sw *sw, int device, struct npa_stats *out);
 int sw_snapshot(struct sw *sw, int device, struct npa_snapshot *out);

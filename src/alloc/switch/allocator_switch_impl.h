@@ -13,6 +13,7 @@
 #include "allocator_switch.h"
 
 struct sw_owner;
+struct sw_pool;
 
 struct sw_entry {
 	unsigned id;
@@ -53,9 +54,19 @@ struct sw {
 	struct sw_entry *unloading; /* unlinked where they could not be unloaded */
 	atomic_bool unloading_set;  /* unloading is not empty: read without the lock */
 	struct sw_owner *owners;   /* ptr -> entry */
+	struct sw_pool *pools;     /* private pools a plug-in was asked to route to */
+	unsigned pool_scopes;      /* of those, scopes begun and not ended */
 	unsigned last_id;
 	uint64_t refused_frees;
 };
+
+/* The contract's pool operations (allocator_switch_pools.c): to the
+ * allocator current at begin; end and release to the one that began. */
+int sw_begin_pool(void *self, int device, struct npa_pool_id id, npa_pool_filter filter,
+		  void *arg, char *err, size_t errlen);
+int sw_end_pool(void *self, int device, struct npa_pool_id id, char *err, size_t errlen);
+int sw_release_pool(void *self, int device, struct npa_pool_id id, char *err, size_t errlen);
+void sw_pools_fini(struct sw *sw);                              /* no lock */
 
 /* Pinning keeps a plug-in loaded while a call runs on it without the lock;
  * the caching allocator's entry is never unloaded, so its pins cost nothing

@@ -6,6 +6,7 @@
  */
 #include "alloc/allocator.h"
 #include "allocator_switch.h"
+#include "allocator_switch_impl.h"
 
 static int s_malloc(void *self, int device, size_t size, aclrtStream stream, void **ptr,
 		    char *err, size_t errlen)
@@ -84,14 +85,19 @@ static struct npa *s_caching(void *self)
 	return sw_current_caching(self);
 }
 
+static struct npa *s_builtin(void *self)
+{
+	return sw_caching(self);
+}
+
 static struct npa_host *s_host(void *self)
 {
 	return sw_host(self);
 }
 
 /* No check: the caching allocator's invariants do not cover a plug-in's
- * blocks (sw_check compares owners instead). No ranges or pool hooks: the
- * switch holds no memory of its own. */
+ * blocks (sw_check compares owners instead). No ranges: the switch holds
+ * no memory of its own. */
 static const struct allocator_ops switch_ops = {
 	.malloc = s_malloc,
 	.free = s_free,
@@ -105,9 +111,13 @@ static const struct allocator_ops switch_ops = {
 	.reset_accumulated = s_reset_accumulated,
 	.get_stats = s_get_stats,
 	.snapshot = s_snapshot,
+	.begin_allocate_to_pool = sw_begin_pool,
+	.end_allocate_to_pool = sw_end_pool,
+	.release_pool = sw_release_pool,
 	.device_count = s_device_count,
 	.set_stream_number = s_set_stream_number,
 	.caching = s_caching,
+	.builtin = s_builtin,
 	.host = s_host,
 };
 

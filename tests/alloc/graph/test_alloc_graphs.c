@@ -34,7 +34,7 @@ static struct npa_graph *new_graph(struct npa *a)
 {
 	struct npa_graph *g;
 
-	assert_int_equal(npa_graph_new(a, &g), 0);
+	assert_int_equal(npa_graph_new(a, npa_allocator(a), &g), 0);
 	return g;
 }
 

@@ -508,7 +508,7 @@ static struct npa_graph *enter(struct npa *a, aclrtStream s, struct npa_pool_id 
 	struct npa_graph *g;
 	char err[1024] = "";
 
-	assert_int_equal(npa_graph_new(a, &g), 0);
+	assert_int_equal(npa_graph_new(a, npa_allocator(a), &g), 0);
 	if (npa_graph_enter(g, 0, s, pool, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, err, sizeof(err)))
 		fail_msg("npa_graph_enter: %s", err);
 	return g;
@@ -753,7 +753,7 @@ static void capture_is_refused_with_the_expandable_variant(void **state)
 	char err[1024] = "";
 
 	(void)state;
-	assert_int_equal(npa_graph_new(a, &g), 0);
+	assert_int_equal(npa_graph_new(a, npa_allocator(a), &g), 0);
 	assert_int_equal(npa_graph_enter(g, 0, s, own_pool, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL, err,
 					 sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "ACLGraph capture is not supported when "
