@@ -127,10 +127,24 @@ static int set_flavor(struct load *ld, void *field, const char *v)
 	return 1;
 }
 
+/* A size with a unit that some read in 1000s and others in 1024s is
+ * refused naming the spelling to use; true when it was. */
+static bool refuse_ambiguous(struct load *ld, const char *v)
+{
+	char why[160];
+
+	if (!npa_size_ambiguous(v, why, sizeof(why)))
+		return false;
+	fail(ld, -EINVAL, "'%s': %s", v, why);
+	return true;
+}
+
 static int set_size(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n == 0)
 		return fail(ld, -EINVAL,
 			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)", v);
@@ -142,6 +156,8 @@ static int set_page_size(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n < 4096 || (n & (n - 1)))
 		return fail(ld, -EINVAL,
 			    "page_size: '%s' is not a power of two of at least 4KiB", v);
@@ -154,6 +170,8 @@ static int set_host_capacity(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n < 2 * MiB)
 		return fail(ld, -EINVAL, "capacity: '%s' is not a size of at least 2MiB", v);
 	*(uint64_t *)field = n;
