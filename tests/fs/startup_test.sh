@@ -52,6 +52,16 @@ expect_refused() { # message
 }
 
 case $case_name in
+config_that_is_a_folder_is_refused)
+	mkdir conf
+	printf '[device]\ncount = 2\n' >conf/npumemfs.ini
+	run --config conf -f mnt
+	expect_refused "npumemfs: conf: a folder, not an ini file; did you mean --config conf/npumemfs.ini?"
+	;;
+config_that_is_not_a_regular_file_is_refused)
+	run --config /dev/null -f mnt
+	expect_refused "npumemfs: /dev/null: not a regular file; --config takes an ini file, such as the shipped conf/npumemfs.ini"
+	;;
 ambiguous_size_unit_is_refused)
 	for spelling in 32GB:32GiB:GB:3 32G:32GiB:G:3 32gb:32GiB:gb:3 32TB:32TiB:TB:4 \
 		'512 k:512KiB:k:1'; do

@@ -303,6 +303,28 @@ static void missing_file_is_enoent(void **state)
 	assert_string_equal(fx->err, want);
 }
 
+/* A folder reads as an empty file: refused, naming its npumemfs.ini when
+ * it has one, and the defaults stay. */
+static void a_folder_is_refused_naming_its_ini(void **state)
+{
+	struct fixture *fx = *state;
+	char ini[192], want[512];
+
+	assert_int_equal(nmfs_config_load(&fx->cfg, fx->dir, fx->err, sizeof(fx->err)),
+			 -EISDIR);
+	snprintf(want, sizeof(want), "%s: a folder, not an ini file; --config takes an ini "
+		 "file, such as the shipped conf/npumemfs.ini", fx->dir);
+	assert_string_equal(fx->err, want);
+	snprintf(ini, sizeof(ini), "%s/npumemfs.ini", fx->dir);
+	write_file(ini, "[device]\ncount = 2\n");
+	assert_int_equal(nmfs_config_load(&fx->cfg, fx->dir, fx->err, sizeof(fx->err)),
+			 -EISDIR);
+	snprintf(want, sizeof(want), "%s: a folder, not an ini file; did you mean "
+		 "--config %s?", fx->dir, ini);
+	assert_string_equal(fx->err, want);
+	assert_int_equal(fx->cfg.device_count, 1);
+}
+
 static void formatted_config_loads_back_to_the_same_values(void **state)
 {
 	struct fixture *fx = *state;
@@ -353,6 +375,7 @@ int main(void)
 		T(bad_alloc_conf_is_refused_at_its_line),
 		T(syntax_error_is_reported_at_its_line),
 		T(missing_file_is_enoent),
+		T(a_folder_is_refused_naming_its_ini),
 		T(formatted_config_loads_back_to_the_same_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
