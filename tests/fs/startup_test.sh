@@ -2,7 +2,8 @@
 # startup_test.sh CASE - npumemfs refusing a bad command line or ini before
 # anything starts: one message on stderr naming the argument and the fix,
 # exit status 1, nothing mounted, no daemon left. One behaviour per CASE.
-# Refusals need no FUSE; a case that mounts skips (exit 77) without it.
+# Refusals need no FUSE; what these options accept is mounted by
+# fs_size_with_one_space.sh and fs_help_fuse_options.sh.
 set -u
 
 case_name=$1
@@ -31,11 +32,6 @@ fail() {
 	exit 1
 }
 
-skip_without_fuse() {
-	[ -c /dev/fuse ] && command -v fusermount3 >/dev/null && [ "$(id -u)" -eq 0 ] ||
-		{ echo "SKIP: needs root and /dev/fuse"; exit 77; }
-}
-
 # run ARGS...: npumemfs in the foreground, stopped after 10 s if it mounted;
 # the exit status in $status, stdout in out, stderr in err.
 run() {
@@ -52,6 +48,15 @@ expect_refused() { # message
 }
 
 case $case_name in
+mount_point_that_is_a_file_is_refused)
+	touch afile
+	run -f ./afile
+	expect_refused "npumemfs: ./afile is not a folder: mount on a folder (mkdir DIR; npumemfs DIR)"
+	;;
+mount_point_that_does_not_exist_is_refused)
+	run -f ./absent
+	expect_refused "npumemfs: ./absent does not exist: create the folder first (mkdir -p ./absent)"
+	;;
 config_that_is_a_folder_is_refused)
 	mkdir conf
 	printf '[device]\ncount = 2\n' >conf/npumemfs.ini
@@ -71,20 +76,46 @@ ambiguous_size_unit_is_refused)
 		expect_refused "npumemfs: a.ini:2: '$written': use $iec (binary) or bytes; npumemfs does not guess whether $unit means 1000^$power or 1024^$power"
 	done
 	;;
-size_with_one_space_is_accepted)
-	skip_without_fuse
-	printf '[device]\ncapacity = 4 GiB\npage_size = 2 MiB\n' >a.ini
-	timeout 20 "$NPUMEMFS" --config a.ini -f mnt 2>err &
-	pid=$!
-	for _ in $(seq 200); do
-		mounted_here && break
-		kill -0 "$pid" 2>/dev/null || fail "npumemfs exited before mounting"
-		sleep 0.05
+misspelt_long_option_is_refused_with_suggestion)
+	# As typed, in the background: refused before a log file or a fork.
+	run --confg conf/npumemfs.ini mnt
+	expect_refused "npumemfs: unknown option --confg; did you mean --config?"
+	[ ! -e state ] || fail "a log folder was made"
+	;;
+unknown_option_is_refused_before_start)
+	run --bogus -f mnt
+	expect_refused "npumemfs: unknown option --bogus (see npumemfs --help)"
+	;;
+unknown_short_option_is_refused_before_start)
+	run -x -f mnt
+	expect_refused "npumemfs: unknown option -x (see npumemfs --help)"
+	;;
+bad_fuse_option_is_refused_before_start)
+	run -o bogus -f mnt
+	[ "$status" = 1 ] || fail "exit status $status, expected 1"
+	[ "$(wc -l <err)" = 1 ] || fail "more than one line on stderr"
+	grep -q "bogus" err || fail "the message does not name -o bogus"
+	! mounted_here || fail "something was mounted"
+	;;
+fuse_modules_option_is_refused)
+	run -o modules=subdir,subdir=/ctl -f mnt
+	expect_refused "npumemfs: -o modules=subdir: libfuse's stacked modules change the paths npumemfs serves; drop the option (see npumemfs --help)"
+	;;
+help_lists_every_option)
+	run --help
+	[ "$status" = 0 ] || fail "exit status $status"
+	for opt in --config --log -f -d -s '-o allow_other' '-o auto_unmount' \
+		'-o max_threads' '-o max_idle_threads' '-o clone_fd' --debug --help --version; do
+		grep -qE -- "^ +(-[a-zA-Z], )?$opt( |,|=|\$)" out || fail "--help does not list $opt"
 	done
-	grep -qx 'capacity = 4GiB' mnt/config || fail "config: $(cat mnt/config)"
-	grep -qx 'page_size = 2MiB' mnt/config || fail "config: $(cat mnt/config)"
-	kill -TERM "$pid"
-	wait "$pid" || fail "exit status $? after SIGTERM"
+	;;
+help_lists_only_working_fuse_options)
+	# fs_help_fuse_options mounts with each -o option --help lists.
+	run --help
+	[ "$status" = 0 ] || fail "exit status $status"
+	for opt in modules subdir iconv kernel_cache attr_timeout entry_timeout; do
+		! grep -qE -- "^ +-o $opt" out || fail "--help offers -o $opt"
+	done
 	;;
 *)
 	fail "no such case"
