@@ -1,9 +1,12 @@
 /*
  * size_parse.c - sizes as people write them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "size_parse.h"
@@ -13,26 +16,42 @@ struct unit {
 	unsigned shift;
 };
 
-/* Everything is binary: memory sizes in this field always are. */
+/*
+ * IEC units only. K, M, G, T and KB, MB, GB, TB mean powers of 1000 to
+ * some tools and of 1024 to others (and were read as 1024 here before):
+ * taking either meaning would silently change somebody's size.
+ */
 static const struct unit units[] = {
-	{ "", 0 },    { "b", 0 },   { "k", 10 },  { "kb", 10 }, { "kib", 10 },
-	{ "m", 20 },  { "mb", 20 }, { "mib", 20 }, { "g", 30 },  { "gb", 30 },
-	{ "gib", 30 }, { "t", 40 },  { "tb", 40 }, { "tib", 40 },
+	{ "b", 0 }, { "kib", 10 }, { "mib", 20 }, { "gib", 30 }, { "tib", 40 },
 };
+
+static const char ambiguous[][3] = { "k", "m", "g", "t", "kb", "mb", "gb", "tb" };
+
+/* Past the digits and the one blank allowed before a unit; NULL when
+ * there are no digits or they overflow. */
+static const char *parse_digits(const char *s, uint64_t *v)
+{
+	const char *p = s;
+
+	*v = 0;
+	if (s == NULL || *p < '0' || *p > '9')
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (*v > (UINT64_MAX - d) / 10)
+			return NULL;
+		*v = *v * 10 + d;
+	}
+	return *p == ' ' && p[1] != '\0' ? p + 1 : p;
+}
 
 int npa_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t v = 0;
-	const char *p = s;
+	uint64_t v;
+	const char *p = parse_digits(s, &v);
 
-	if (s == NULL || *p < '0' || *p > '9')
+	if (p == NULL)
 		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-	}
 	/* Plain bytes, what traces are made of: no unit to look for. */
 	if (*p == '\0') {
 		*out = v;
@@ -47,4 +66,24 @@ int npa_parse_size(const char *s, uint64_t *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int npa_size_ambiguous(const char *s, char *why, size_t len)
+{
+	uint64_t v;
+	const char *p = parse_digits(s, &v);
+
+	if (p == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(ambiguous) / sizeof(ambiguous[0]); i++) {
+		if (strcasecmp(p, ambiguous[i]) != 0)
+			continue;
+		char u = (char)toupper((unsigned char)*p);
+		int power = (int)(strchr("KMGT", u) - "KMGT") + 1;
+		snprintf(why, len, "use %llu%ciB (binary) or bytes; npumemfs does not "
+			 "guess whether %s means 1000^%d or 1024^%d",
+			 (unsigned long long)v, u, p, power, power);
+		return 1;
+	}
+	return 0;
 }

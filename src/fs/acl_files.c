@@ -214,10 +214,15 @@ static int parse_u64_option(struct ctl_args *a, const char *key, uint64_t *out, 
 	for (int i = 1; i < a->n; i++) {
 		if (strncmp(a->word[i], key, k) || a->word[i][k] != '=')
 			continue;
-		if (npa_parse_size(a->word[i] + k + 1, out) == 0)
+		const char *v = a->word[i] + k + 1;
+		char why[160];
+		if (npa_parse_size(v, out) == 0)
 			return 1;
-		snprintf(err, errlen, "'%s': %s is a size in bytes (or KiB, MiB, GiB)",
-			 a->word[i], key);
+		if (npa_size_ambiguous(v, why, sizeof(why)))
+			snprintf(err, errlen, "'%s': %s", a->word[i], why);
+		else
+			snprintf(err, errlen, "'%s': %s is a size in bytes (or KiB, MiB, GiB, "
+				 "TiB)", a->word[i], key);
 		return -EINVAL;
 	}
 	return 0;

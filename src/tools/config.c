@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ini.h>
@@ -127,10 +128,24 @@ static int set_flavor(struct load *ld, void *field, const char *v)
 	return 1;
 }
 
+/* A size with a unit that some read in 1000s and others in 1024s is
+ * refused naming the spelling to use; true when it was. */
+static bool refuse_ambiguous(struct load *ld, const char *v)
+{
+	char why[160];
+
+	if (!npa_size_ambiguous(v, why, sizeof(why)))
+		return false;
+	fail(ld, -EINVAL, "'%s': %s", v, why);
+	return true;
+}
+
 static int set_size(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n == 0)
 		return fail(ld, -EINVAL,
 			    "'%s' is not a size (bytes, or a number with KiB, MiB, GiB or TiB)", v);
@@ -142,6 +157,8 @@ static int set_page_size(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n < 4096 || (n & (n - 1)))
 		return fail(ld, -EINVAL,
 			    "page_size: '%s' is not a power of two of at least 4KiB", v);
@@ -154,6 +171,8 @@ static int set_host_capacity(struct load *ld, void *field, const char *v)
 {
 	uint64_t n;
 
+	if (refuse_ambiguous(ld, v))
+		return 0;
 	if (npa_parse_size(v, &n) || n < 2 * MiB)
 		return fail(ld, -EINVAL, "capacity: '%s' is not a size of at least 2MiB", v);
 	*(uint64_t *)field = n;
@@ -371,6 +390,38 @@ static void check_alloc_conf(struct load *ld)
 	fail(ld, -EINVAL, "alloc_conf: %s", why);
 }
 
+/* A folder's own ini, if it has one: the file a user naming the folder meant. */
+static bool folder_ini(const char *dir, char *ini, size_t len)
+{
+	size_t n = strlen(dir);
+	int w = snprintf(ini, len, "%s%snpumemfs.ini", dir, n && dir[n - 1] == '/' ? "" : "/");
+
+	return w > 0 && (size_t)w < len && access(ini, R_OK) == 0;
+}
+
+/*
+ * A folder or a device opens, and reads as an empty file: the built-in
+ * defaults would run with mnt/config saying they were loaded from it.
+ */
+static int check_regular(FILE *f, const char *path, char *err, size_t errlen)
+{
+	struct stat st = { 0 };
+	char ini[PATH_MAX];
+
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "%s: not a regular file; --config takes an ini file, "
+			 "such as the shipped conf/npumemfs.ini", path);
+	else if (folder_ini(path, ini, sizeof(ini)))
+		snprintf(err, errlen, "%s: a folder, not an ini file; did you mean "
+			 "--config %s?", path, ini);
+	else
+		snprintf(err, errlen, "%s: a folder, not an ini file; --config takes an ini "
+			 "file, such as the shipped conf/npumemfs.ini", path);
+	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+}
+
 int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
 		     size_t errlen)
 {
@@ -381,6 +432,11 @@ int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
 		int e = errno;
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
 		return -e;
+	}
+	int bad = check_regular(ld.f, path, err, errlen);
+	if (bad) {
+		fclose(ld.f);
+		return bad;
 	}
 	set_dir(&ld, path);
 	int rc = ini_parse_stream(reader, &ld, handler, &ld);

@@ -9,7 +9,8 @@
  *     [workload]  replay (trace path, relative to the ini's folder), loop
  *
  * An unknown section or key, a bad value or a missing file is an error
- * "FILE:LINE: reason"; nothing is half-applied.
+ * "FILE:LINE: reason", a folder or a device named as the file one that
+ * names the file to give instead. Nothing is half-applied.
  */
 #ifndef NPUMEMFS_CONFIG_H
 #define NPUMEMFS_CONFIG_H
@@ -44,7 +45,9 @@ struct nmfs_config {
 
 /* Built-in defaults: 1 npu device of 32 GiB, 2 MiB pages, no latency. */
 void nmfs_config_default(struct nmfs_config *cfg);
-/* Load `path` over the defaults. 0, or -EINVAL/-ENOENT with "FILE:LINE: reason". */
+/* Load `path` over the defaults. 0, or -EINVAL/-ENOENT with "FILE:LINE: reason";
+ * a path that is not a regular file (-EISDIR for a folder, -EINVAL) is
+ * refused before it is read, with the file to name instead. */
 int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
 		     size_t errlen);
 /* The effective configuration as ini text (mnt/config). */

@@ -1,6 +1,6 @@
 /*
- * main.c - npumemfs: arguments, the stale-mount check, and the set-up and
- * tear-down ladder around the FUSE loop.
+ * main.c - npumemfs: the checks of the mount point, and the set-up and
+ * tear-down ladder around the FUSE loop. The command line is cli.c's.
  *
  *     npumemfs [--config FILE] [--log FILE] [-f] [-d] [-s] [-o OPT[,OPT...]] MOUNTPOINT
  */
@@ -15,6 +15,7 @@
 
 #include <npumemfs/npusim.h>
 
+#include "cli.h"
 #include "config.h"
 #include "fs/daemon.h"
 #include "fs/fuse_ops.h"
@@ -22,97 +23,6 @@
 #include "log_file.h"
 #include "machine.h"
 #include <fuse_lowlevel.h>
-
-struct cli {
-	const char *config;
-	const char *log;   /* --log: the background daemon's messages */
-	bool help;
-	bool version;
-	int argc;
-	char **argv;  /* what is left for libfuse */
-};
-
-static void usage(const char *prog)
-{
-	printf("usage: %s [--config FILE] [FUSE options] MOUNTPOINT\n\n"
-	       "A PyTorch/torch_npu caching allocator on a simulated NPU, shown as files.\n\n"
-	       "    --config FILE   ini file (see conf/npumemfs.ini); built-in defaults\n"
-	       "                    without it: 1 npu device of 32GiB, no latency\n"
-	       "    --log FILE      where the daemon's messages go once in the background,\n"
-	       "                    its report at unmount included (default:\n"
-	       "                    $XDG_STATE_HOME/npumemfs/MOUNT.log, MOUNT the mount point\n"
-	       "                    escaped as systemd-escape --path does;\n"
-	       "                    $XDG_STATE_HOME defaults to ~/.local/state)\n\n",
-	       prog);
-}
-
-/*
- * A file option at argv[*i]: "LONG FILE", "LONG=FILE" or "SHORT FILE"
- * (short may be NULL). 1 with *out set (and *i past it), 0 when argv[*i]
- * is another option, -EINVAL when the file is missing.
- */
-static int file_option(int argc, char **argv, int *i, const char *lng, const char *shrt,
-		       const char **out)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(lng);
-
-	if (strncmp(a, lng, n) == 0 && a[n] == '=') {
-		*out = a + n + 1;
-		return 1;
-	}
-	if (strcmp(a, lng) != 0 && (shrt == NULL || strcmp(a, shrt) != 0))
-		return 0;
-	if (++*i == argc) {
-		fprintf(stderr, "npumemfs: %s needs a file\n", a);
-		return -EINVAL;
-	}
-	*out = argv[*i];
-	return 1;
-}
-
-/* Take our own options out; everything else is libfuse's. */
-static int parse_cli(int argc, char **argv, struct cli *cli)
-{
-	memset(cli, 0, sizeof(*cli));
-	cli->argv = calloc((size_t)argc + 1, sizeof(char *));
-	if (!cli->argv)
-		return -ENOMEM;
-	cli->argv[cli->argc++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int rc = file_option(argc, argv, &i, "--config", "-c", &cli->config);
-
-		if (rc == 0)
-			rc = file_option(argc, argv, &i, "--log", NULL, &cli->log);
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			continue;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			cli->help = true;
-		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-			cli->version = true;
-		} else {
-			cli->argv[cli->argc++] = argv[i];
-		}
-	}
-	return 0;
-}
-
-/* The mount point as libfuse will see it: the last non-option argument. */
-static const char *find_mountpoint(const struct cli *cli)
-{
-	const char *mnt = NULL;
-
-	for (int i = 1; i < cli->argc; i++) {
-		if (strcmp(cli->argv[i], "-o") == 0)
-			i++;
-		else if (cli->argv[i][0] != '-')
-			mnt = cli->argv[i];
-	}
-	return mnt;
-}
 
 /* libfuse's own message for this is cryptic; say what to do instead. */
 static int check_stale(const char *mnt)
@@ -126,6 +36,30 @@ static int check_stale(const char *mnt)
 		"clear it with: fusermount3 -u %s\n",
 		mnt, mnt);
 	return -ENOTCONN;
+}
+
+/*
+ * libfuse mounts on a regular file too (every access then gives EIO), and
+ * says of a missing one only "bad mount point": say what to do instead.
+ */
+static int check_folder(const char *mnt)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) != 0) {
+		int e = errno;
+		if (e == ENOENT)
+			fprintf(stderr, "npumemfs: %s does not exist: create the folder first "
+				"(mkdir -p %s)\n", mnt, mnt);
+		else
+			fprintf(stderr, "npumemfs: %s: %s\n", mnt, strerror(e));
+		return -e;
+	}
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	fprintf(stderr, "npumemfs: %s is not a folder: mount on a folder (mkdir DIR; "
+		"npumemfs DIR)\n", mnt);
+	return -ENOTDIR;
 }
 
 /*
@@ -231,20 +165,14 @@ static void log_to_file(struct nmfs *d, int fd)
 
 /* Mount, serve until unmounted or signalled, unmount. log_fd: the file a
  * background daemon's messages go to (-1 in the foreground). */
-static int serve(struct nmfs *d, struct fuse_args *args,
-		 const struct fuse_cmdline_opts *opts, int log_fd)
+static int serve(struct nmfs *d, struct fuse *fuse, const struct fuse_cmdline_opts *opts,
+		 int log_fd)
 {
 	char err[NMFS_ERRLEN];
 	int rc = 1, ready = -1;
-	struct fuse *fuse = fuse_new(args, &nmfs_ops, sizeof(nmfs_ops), d);
 
-	if (!fuse) {
-		if (log_fd >= 0)
-			close(log_fd);
-		return 1;
-	}
 	if (daemon_set_mountpoint(d, opts->mountpoint) || fuse_mount(fuse, opts->mountpoint))
-		goto out_destroy;
+		goto out;
 	if (opts->foreground ? fuse_daemonize(1) != 0 : bg_detach(&ready) != 0)
 		goto out_unmount;
 	log_to_file(d, log_fd);
@@ -268,9 +196,7 @@ out_unmount:
 	if (ready >= 0)
 		close(ready); /* the starter exits 1 */
 	fuse_unmount(fuse);
-out_destroy:
-	fuse_destroy(fuse);
-	fs_release_open_files(d);
+out:
 	if (log_fd >= 0)
 		close(log_fd);
 	return rc;
@@ -345,20 +271,24 @@ static int open_log(const struct cli *cli, const char *mountpoint)
 	return fd;
 }
 
+/*
+ * libfuse checks its -o options in fuse_new: called before anything starts
+ * or prints, so that a refusal is the only message. d is only its user
+ * data until the mount, when fs_init hands it to every request.
+ */
 static int start(const struct cli *cli, const struct nmfs_config *cfg)
 {
 	struct fuse_args args;
 	struct fuse_cmdline_opts opts = { 0 };
 	char err[NMFS_ERRLEN];
 	struct nmfs d;
+	struct fuse *fuse = NULL;
 	int rc = 1, log_fd = -1;
 
 	if (fuse_args_for(cli, cfg, &args) || fuse_parse_cmdline(&args, &opts))
 		goto out_args;
-	if (!opts.mountpoint) {
-		fprintf(stderr, "npumemfs: no mount point given (see --help)\n");
-		goto out_args;
-	}
+	if (!(fuse = fuse_new(&args, &nmfs_ops, sizeof(nmfs_ops), &d)))
+		goto out_opts;
 	if (!opts.foreground && (log_fd = open_log(cli, opts.mountpoint)) < 0)
 		goto out_opts;
 	if (machine_start(cfg, err, sizeof(err)) ||
@@ -368,10 +298,15 @@ static int start(const struct cli *cli, const struct nmfs_config *cfg)
 			close(log_fd);
 		goto out_opts;
 	}
-	rc = serve(&d, &args, &opts, log_fd);
+	rc = serve(&d, fuse, &opts, log_fd);
+	fuse_destroy(fuse);
+	fuse = NULL;
+	fs_release_open_files(&d);
 	if (daemon_fini(&d))
 		rc = rc ? rc : 2;
 out_opts:
+	if (fuse)
+		fuse_destroy(fuse);
 	if (npusim_initialized())
 		machine_stop();
 	free(opts.mountpoint);
@@ -380,33 +315,32 @@ out_args:
 	return rc;
 }
 
+static void help_or_version(const char *prog, const struct cli *cli)
+{
+	if (cli->help)
+		cli_usage(prog);
+	else
+		printf("npumemfs %s (libfuse %s)\n", NPUMEMFS_VERSION, fuse_pkgversion());
+}
+
 int main(int argc, char **argv)
 {
 	struct nmfs_config cfg;
 	struct cli cli;
 	int rc = 1;
 
-	if (parse_cli(argc, argv, &cli))
+	if (cli_parse(argc, argv, &cli))
 		goto out;
 	if (cli.help || cli.version) {
-		if (cli.help) {
-			struct fuse_args args = FUSE_ARGS_INIT(1, argv);
-			usage(argv[0]);
-			fuse_cmdline_help();
-			fuse_lib_help(&args);
-			fuse_opt_free_args(&args);
-		} else {
-			printf("npumemfs %s (libfuse %s)\n", NPUMEMFS_VERSION,
-			       fuse_pkgversion());
-		}
+		help_or_version(argv[0], &cli);
 		rc = 0;
 		goto out;
 	}
-	if (check_stale(find_mountpoint(&cli)) || check_mounted(find_mountpoint(&cli)) ||
-	    load_config(&cli, &cfg))
+	if (check_stale(cli.mountpoint) || check_folder(cli.mountpoint) ||
+	    check_mounted(cli.mountpoint) || load_config(&cli, &cfg))
 		goto out;
 	rc = start(&cli, &cfg);
 out:
-	free(cli.argv);
+	cli_release(&cli);
 	return rc;
 }

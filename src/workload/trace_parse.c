@@ -342,13 +342,24 @@ static int live_id(struct parser *p, const char *cmd, const char *key, uint32_t 
 	return 0;
 }
 
+int wl_parse_size(struct parser *p, const char *field, const char *what, uint64_t *out)
+{
+	char why[160];
+
+	if (npa_parse_size(field, out) == 0)
+		return 0;
+	if (npa_size_ambiguous(field, why, sizeof(why)))
+		return wl_parse_bad(p, "bad %s '%s': %s", what, field, why);
+	return wl_parse_bad(p, "bad %s '%s'", what, field);
+}
+
 int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
 		   struct options *o)
 {
 	int rc = wl_parse_check_fields(p, f, nf, 3, 3 + 2, nf < 2 ? "ID SIZE" : "SIZE");
 
-	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
-		rc = wl_parse_bad(p, "bad size '%s'", f[2]);
+	if (rc == 0)
+		rc = wl_parse_size(p, f[2], "size", &ev->size);
 	if (rc == 0)
 		rc = wl_parse_options(p, f + 3, nf - 3, OPT_STREAM | OPT_DEVICE, o);
 	/* ev->stream is 0, the default stream's index, unless another is named. */

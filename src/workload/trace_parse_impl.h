@@ -133,6 +133,9 @@ static inline int wl_parse_room(struct parser *p)
 		return 0;
 	return wl_parse_grow((void **)&t->events, &p->cap, t->nevents, sizeof(*t->events), 1024);
 }
+/* A SIZE field into *out, or "bad WHAT 'FIELD'", with the spelling to use
+ * when its unit could mean 1000s or 1024s. */
+int wl_parse_size(struct parser *p, const char *field, const char *what, uint64_t *out);
 /* "CMD ID SIZE [stream=S] [device=D]" (alloc, pin): the fields counted,
  * the size into ev->size, the stream's index into ev->stream. */
 int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,

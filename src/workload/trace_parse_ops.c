@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "base/size_parse.h"
 #include "trace_parse_impl.h"
 
 /* The duration's slot in t->op_ns. */
@@ -36,8 +35,8 @@ int wl_parse_launch_op(struct parser *p, char **f, int nf, struct wl_event *ev)
 
 	if (rc == 0)
 		rc = wl_parse_stream(p, f[1], &ev->stream);
-	if (rc == 0 && npa_parse_size(f[2], &ev->size) != 0)
-		rc = wl_parse_bad(p, "bad workspace size '%s'", f[2]);
+	if (rc == 0)
+		rc = wl_parse_size(p, f[2], "workspace size", &ev->size);
 	if (rc == 0)
 		rc = wl_parse_options(p, f + 3, nf - 3, OPT_NS | OPT_DEVICE, &o);
 	if (rc)

@@ -51,12 +51,13 @@ printf '%s\n' "$INI_TEXT" >"$INI"
 
 mounted() { awk -v m="$MNT" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo; }
 
+# mount_fs [OPTION...]: the options go to npumemfs before -f MNT.
 mount_fs() {
-	"$NPUMEMFS" --config "$INI" -f "$MNT" 2>"$DAEMON_ERR" &
+	"$NPUMEMFS" --config "$INI" "$@" -f "$MNT" 2>"$DAEMON_ERR" &
 	PID=$!
 	for _ in $(seq 200); do
 		mounted && return 0
-		kill -0 "$PID" 2>/dev/null || fail "npumemfs exited before mounting"
+		kill -0 "$PID" 2>/dev/null || fail "npumemfs $* exited before mounting"
 		sleep 0.05
 	done
 	fail "npumemfs did not mount within 10 s"

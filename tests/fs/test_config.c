@@ -145,6 +145,28 @@ static void sizes_accept_bytes_and_binary_suffixes(void **state)
 	assert_int_equal(fx->cfg.capacity, 2147483648ULL);
 }
 
+/* Every size key: the README's own "64 GiB" loads, a decimal-looking unit
+ * is refused with the spelling to use. */
+static void every_size_key_takes_one_space_and_refuses_ambiguous_units(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(load(fx, "[device]\ncapacity = 8 GiB\npage_size = 4 KiB\n"
+				  "[host]\ncapacity = 64 GiB\n"), 0);
+	assert_int_equal(fx->cfg.capacity, 8ULL << 30);
+	assert_int_equal(fx->cfg.page_size, 4096);
+	assert_int_equal(fx->cfg.host_capacity, 64ULL << 30);
+	expect_error(fx, "[device]\ncapacity = 32GB\n", 2,
+		     "'32GB': use 32GiB (binary) or bytes; npumemfs does not guess whether GB "
+		     "means 1000^3 or 1024^3");
+	expect_error(fx, "[device]\npage_size = 2M\n", 2,
+		     "'2M': use 2MiB (binary) or bytes; npumemfs does not guess whether M "
+		     "means 1000^2 or 1024^2");
+	expect_error(fx, "[host]\ncapacity = 1 tb\n", 2,
+		     "'1 tb': use 1TiB (binary) or bytes; npumemfs does not guess whether tb "
+		     "means 1000^4 or 1024^4");
+}
+
 static void relative_replay_path_is_taken_from_the_ini_folder(void **state)
 {
 	struct fixture *fx = *state;
@@ -281,6 +303,28 @@ static void missing_file_is_enoent(void **state)
 	assert_string_equal(fx->err, want);
 }
 
+/* A folder reads as an empty file: refused, naming its npumemfs.ini when
+ * it has one, and the defaults stay. */
+static void a_folder_is_refused_naming_its_ini(void **state)
+{
+	struct fixture *fx = *state;
+	char ini[192], want[512];
+
+	assert_int_equal(nmfs_config_load(&fx->cfg, fx->dir, fx->err, sizeof(fx->err)),
+			 -EISDIR);
+	snprintf(want, sizeof(want), "%s: a folder, not an ini file; --config takes an ini "
+		 "file, such as the shipped conf/npumemfs.ini", fx->dir);
+	assert_string_equal(fx->err, want);
+	snprintf(ini, sizeof(ini), "%s/npumemfs.ini", fx->dir);
+	write_file(ini, "[device]\ncount = 2\n");
+	assert_int_equal(nmfs_config_load(&fx->cfg, fx->dir, fx->err, sizeof(fx->err)),
+			 -EISDIR);
+	snprintf(want, sizeof(want), "%s: a folder, not an ini file; did you mean "
+		 "--config %s?", fx->dir, ini);
+	assert_string_equal(fx->err, want);
+	assert_int_equal(fx->cfg.device_count, 1);
+}
+
 static void formatted_config_loads_back_to_the_same_values(void **state)
 {
 	struct fixture *fx = *state;
@@ -319,6 +363,7 @@ int main(void)
 		T(empty_file_keeps_defaults_and_records_its_path),
 		T(every_key_is_applied),
 		T(sizes_accept_bytes_and_binary_suffixes),
+		T(every_size_key_takes_one_space_and_refuses_ambiguous_units),
 		T(relative_replay_path_is_taken_from_the_ini_folder),
 		T(relative_plugin_dirs_are_taken_from_the_ini_folder),
 		T(plugin_dirs_resolving_past_one_ini_line_are_refused),
@@ -330,6 +375,7 @@ int main(void)
 		T(bad_alloc_conf_is_refused_at_its_line),
 		T(syntax_error_is_reported_at_its_line),
 		T(missing_file_is_enoent),
+		T(a_folder_is_refused_naming_its_ini),
 		T(formatted_config_loads_back_to_the_same_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

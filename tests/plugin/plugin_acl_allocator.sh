@@ -33,6 +33,9 @@ expect_fail "echo 'register plugin7 stream=1' >'$ACL'" "No such file"
 expect_fail "echo 'register caching' >'$ACL'" "Invalid argument"
 expect_fail "echo 'launch stream=1' >'$OP'" "Invalid argument"
 expect_fail "echo 'launch stream=1 workspace=lots' >'$OP'" "Invalid argument"
+expect_fail "echo 'launch stream=1 workspace=1M' >'$OP'" "Invalid argument"
+grep -q "last_error: 'workspace=1M': use 1MiB (binary) or bytes" "$OP" ||
+	fail "no IEC spelling in: $(grep last_error "$OP")"
 expect_eq "$(rows) $(col 6) $(col 11)" "1 caching 1" "nothing changed"
 
 # Swap to a plug-in with the caching block outstanding: nothing is lost.

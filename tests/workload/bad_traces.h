@@ -42,6 +42,9 @@ static const struct bad_trace bad_traces[] = {
 	{ "reset_peak_with_argument", "reset_peak 0\n", 0, "t:1: reset_peak: extra field '0'" },
 	{ "size_with_unknown_suffix", "alloc a 1\nalloc b 12XB\n", 0, "t:2: bad size '12XB'" },
 	{ "negative_size", "alloc a -5\n", 0, "t:1: bad size '-5'" },
+	{ "size_with_a_decimal_looking_unit", "alloc a 1G\n", 0,
+	  "t:1: bad size '1G': use 1GiB (binary) or bytes; npumemfs does not guess "
+	  "whether G means 1000^3 or 1024^3" },
 	/* Plain lines the fast path reads in one pass, up to its limits. */
 	{ "size_of_twenty_digits", "alloc a 1\nalloc b 99999999999999999999\n", 0,
 	  "t:2: bad size '99999999999999999999'" },
@@ -179,6 +182,9 @@ static const struct bad_trace bad_traces[] = {
 	{ "launch_op_without_size", "launch_op 1\n", 0, "t:1: launch_op: missing SIZE" },
 	{ "launch_op_with_a_bad_size", "launch_op 1 lots\n", 0,
 	  "t:1: bad workspace size 'lots'" },
+	{ "workspace_with_a_decimal_looking_unit", "launch_op 1 4MB\n", 0,
+	  "t:1: bad workspace size '4MB': use 4MiB (binary) or bytes; npumemfs does not "
+	  "guess whether MB means 1000^2 or 1024^2" },
 	{ "launch_op_on_a_negative_stream", "launch_op -1 4096\n", 0, "t:1: negative stream -1" },
 	{ "launch_op_with_a_negative_duration", "launch_op 1 4096 ns=-5\n", 0,
 	  "t:1: bad ns '-5' (virtual nanoseconds, 0 or more)" },

@@ -66,10 +66,10 @@ static void comments_and_blank_lines_are_skipped_but_counted(void **state)
 	wl_trace_free(t);
 }
 
-static void sizes_take_binary_suffixes(void **state)
+static void sizes_take_iec_suffixes(void **state)
 {
 	struct wl_trace *t = parse_ok("alloc a 4096\nalloc b 1KiB\nalloc c 2MiB\n"
-				      "alloc d 3GiB\nalloc e 5k\nalloc f 0\n");
+				      "alloc d 3GiB\nalloc e 5TiB\nalloc f 0\n");
 
 	(void)state;
 	assert_int_equal(t->nevents, 6);
@@ -77,7 +77,7 @@ static void sizes_take_binary_suffixes(void **state)
 	assert_int_equal(t->events[1].size, 1024);
 	assert_int_equal(t->events[2].size, 2097152);
 	assert_int_equal(t->events[3].size, 3221225472ULL);
-	assert_int_equal(t->events[4].size, 5120);
+	assert_int_equal(t->events[4].size, 5ULL << 40);
 	assert_int_equal(t->events[5].size, 0);
 	wl_trace_free(t);
 }
@@ -405,7 +405,7 @@ int main(void)
 	static struct CMUnitTest tests[NBAD_TRACES + 18];
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
-		cmocka_unit_test(sizes_take_binary_suffixes),
+		cmocka_unit_test(sizes_take_iec_suffixes),
 		cmocka_unit_test(tabs_and_crlf_separate_fields),
 		cmocka_unit_test(plain_lines_give_the_events_of_the_general_parser),
 		cmocka_unit_test(ids_are_any_tokens_resolved_to_dense_slots),
