@@ -6,7 +6,7 @@ set -eu
 packages="build-essential cmake pkg-config git
 libfuse3-dev fuse3 libinih-dev libjansson-dev libbsd-dev uthash-dev
 libcmocka-dev python3 valgrind prometheus-node-exporter time
-libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev"
+libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev rsync"
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

@@ -14,6 +14,7 @@
 #include "workload/op_launch.h"
 
 #include "daemon.h"
+#include "fuse_ops.h"
 #include "graphs.h"
 #include "mempools.h"
 #include "alloc/host/host_allocator.h"
@@ -229,6 +230,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	pthread_mutex_init(&d->open_files_lock, NULL);
 	tree_errors_init(&d->errors);
 	kept_texts_init(&d->kept);
+	text_times_init(&d->times);
 	dlog_init(&d->log, true);
 	rc = copy_options(d, opt);
 	if (rc) {
@@ -244,6 +246,8 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	rc = streams_init(&d->streams, d->sw, d->device_count);
 	if (rc == 0)
 		rc = sampler_init(&d->sampler, d->sw, d->device_count);
+	d->sampler.tick = fs_notify_polls;
+	d->sampler.tick_arg = d;
 	if (rc == 0)
 		rc = mempools_new(&d->mempools);
 	if (rc == 0)
@@ -278,6 +282,7 @@ out_log:
 	free_options(d);
 	dlog_destroy(&d->log);
 	kept_texts_release(&d->kept);
+	text_times_release(&d->times);
 	tree_errors_release(&d->errors);
 	pthread_mutex_destroy(&d->open_files_lock);
 	return rc;
@@ -368,6 +373,7 @@ int daemon_fini(struct nmfs *d)
 	}
 	tree_errors_release(&d->errors);
 	kept_texts_release(&d->kept);
+	text_times_release(&d->times);
 	free_options(d);
 	dlog_destroy(&d->log);
 	pthread_mutex_destroy(&d->open_files_lock);

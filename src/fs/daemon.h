@@ -19,6 +19,7 @@
 
 #include "daemon_log.h"
 #include "kept_text.h"
+#include "text_times.h"
 #include "replay_worker.h"
 #include "stat_sampler.h"
 #include "streams.h"
@@ -76,8 +77,10 @@ struct nmfs {
 	 * before an unmount leaves its RELEASE unsent, so they are freed here. */
 	struct fh_list open_files;
 	pthread_mutex_t open_files_lock;
-	struct trace_pipe_limit trace_waiters; /* reads of trace/deviceN waiting */
+	bool polls_closed;       /* the session is going: no poll may be told */
+	struct trace_pipe_limit trace_waiters; /* reads of trace_pipe/deviceN waiting */
 	struct kept_texts kept;  /* texts stats rendered, for the opens after them */
+	struct text_times times; /* when each generated text last changed */
 };
 
 /*

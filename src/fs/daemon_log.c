@@ -12,6 +12,7 @@ void dlog_init(struct dlog *log, bool echo)
 	memset(log, 0, sizeof(*log));
 	pthread_mutex_init(&log->lock, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &log->start);
+	clock_gettime(CLOCK_REALTIME, &log->changed);
 	log->echo = echo;
 }
 
@@ -58,6 +59,7 @@ void dlog_printf(struct dlog *log, const char *fmt, ...)
 	va_end(ap);
 	dlog_flatten(line + stamp);
 	log->end += strlen(line) + 1;
+	clock_gettime(CLOCK_REALTIME, &log->changed);
 	if (log->echo)
 		fprintf(stderr, "npumemfs: %s\n", line + stamp);
 	pthread_mutex_unlock(&log->lock);
@@ -83,11 +85,13 @@ int dlog_format(struct dlog *log, struct sbuf *out)
 	return out->error;
 }
 
-void dlog_extent(struct dlog *log, uint64_t *first, uint64_t *end)
+void dlog_extent(struct dlog *log, uint64_t *first, uint64_t *end, struct timespec *changed)
 {
 	pthread_mutex_lock(&log->lock);
 	*first = log->first;
 	*end = log->end;
+	if (changed)
+		*changed = log->changed;
 	pthread_mutex_unlock(&log->lock);
 }
 

@@ -30,6 +30,7 @@ struct dlog {
 	unsigned count;
 	uint64_t first;  /* offset of the oldest line held */
 	uint64_t end;    /* offset after the newest line */
+	struct timespec changed; /* when the newest line came: the file's mtime */
 	bool echo;
 	char lines[DLOG_LINES][DLOG_LINE_MAX];
 };
@@ -49,8 +50,9 @@ void dlog_printf(struct dlog *log, const char *fmt, ...)
 void dlog_echo_held(struct dlog *log);
 /* Every line held, oldest first. */
 int dlog_format(struct dlog *log, struct sbuf *out);
-/* The offsets of the bytes held: [*first, *end). */
-void dlog_extent(struct dlog *log, uint64_t *first, uint64_t *end);
+/* The offsets of the bytes held: [*first, *end), and, unless `changed` is
+ * NULL, when the newest line came. */
+void dlog_extent(struct dlog *log, uint64_t *first, uint64_t *end, struct timespec *changed);
 /*
  * Up to `size` bytes from offset *off; an offset whose line fell off the
  * ring is moved up to the oldest line held. Bytes copied, 0 at the end.

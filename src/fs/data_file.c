@@ -40,7 +40,7 @@ static int data_write(struct nmfs *d, struct fh *fh, const char *buf, size_t siz
 static int data_stat(struct nmfs *d, const struct target *t, struct fh *fh, struct seen *s)
 {
 	(void)fh;
-	return t->node->data->size(d, t, &s->size);
+	return t->node->data->size(d, t, &s->size, &s->mtime);
 }
 
 static int data_truncate(struct nmfs *d, const struct target *t, off_t size)

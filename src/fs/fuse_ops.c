@@ -129,6 +129,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	st->st_mode = t.node->mode;
 	st->st_nlink = is_dir(&t) ? 2 : 1;
 	st->st_size = (off_t)seen.size;
+	/* du counts blocks: a file holds its size, as on any file system. */
+	st->st_blocks = (blkcnt_t)((seen.size + 511) / 512);
 	bool moving = !is_dir(&t) && !t.node->constant;
 	if (moving && seen.mtime.tv_sec)
 		st->st_mtim = seen.mtime;
@@ -202,6 +204,8 @@ static void fh_free(struct nmfs *d, struct fh *fh)
 	pthread_mutex_lock(&d->open_files_lock);
 	if (fh->listed)
 		LIST_REMOVE(fh, link);
+	if (fh->ph)
+		fuse_pollhandle_destroy(fh->ph);
 	pthread_mutex_unlock(&d->open_files_lock);
 	sbuf_release(&fh->out);
 	if (fh->t.node->file->release)
@@ -434,24 +438,72 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return daemon_ctx();
 }
 
+#define READY (POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM)
+
+/* Under open_files_lock: the last poll of `fh` waits to be told. */
+static void park_poll(struct fh *fh, struct fuse_pollhandle *ph)
+{
+	if (fh->ph)
+		fuse_pollhandle_destroy(fh->ph);
+	fh->ph = ph;
+}
+
 /*
- * Every file is ready as a regular file is; the trace pipe's read waits as
- * before. The handle for a later notification is destroyed here: libfuse
- * (3.14) frees it only if the file system does, and event loops such as
- * Go's (node_exporter) poll every file they read.
+ * What a read would do: a file that never waits is always ready; one
+ * that would wait is not, and its poll handle is kept for
+ * fs_notify_polls. Every other handle is destroyed here: libfuse (3.14)
+ * frees it only if the file system does, and event loops such as Go's
+ * (node_exporter) poll every file they read.
  */
 static int fs_poll(const char *path, struct fuse_file_info *fi, struct fuse_pollhandle *ph,
 		   unsigned *reventsp)
 {
-	(void)path, (void)fi;
-	if (ph)
-		fuse_pollhandle_destroy(ph);
-	*reventsp = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	struct nmfs *d = daemon_ctx();
+	struct fh *fh = fh_of(fi);
+	const struct file_ops *file = fh->t.node->file;
+
+	(void)path;
+	*reventsp = READY;
+	if (!file->ready || file->ready(d, fh)) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		return 0;
+	}
+	*reventsp = 0;
+	pthread_mutex_lock(&d->open_files_lock);
+	park_poll(fh, ph);
+	pthread_mutex_unlock(&d->open_files_lock);
 	return 0;
+}
+
+void fs_notify_polls(void *arg)
+{
+	struct nmfs *d = arg;
+	struct fh *fh;
+
+	pthread_mutex_lock(&d->open_files_lock);
+	LIST_FOREACH(fh, &d->open_files, link) {
+		if (d->polls_closed || !fh->ph || !fh->t.node->file->ready(d, fh))
+			continue;
+		fuse_notify_poll(fh->ph);
+		park_poll(fh, NULL);
+	}
+	pthread_mutex_unlock(&d->open_files_lock);
+}
+
+/* The session's notifications end before the session does. */
+static void fs_destroy(void *private_data)
+{
+	struct nmfs *d = private_data;
+
+	pthread_mutex_lock(&d->open_files_lock);
+	d->polls_closed = true;
+	pthread_mutex_unlock(&d->open_files_lock);
 }
 
 const struct fuse_operations nmfs_ops = {
 	.init = fs_init,
+	.destroy = fs_destroy,
 	.getattr = fs_getattr,
 	.access = fs_access,
 	.opendir = fs_opendir,

@@ -252,6 +252,18 @@ static int run_capture_end(struct graph_job *j, struct fs_graph *e)
 	return npa_graph_capture_end(e->g, info.stream, j->err, j->errlen);
 }
 
+/* A replay writes again the tensor bytes its capture recorded, on any
+ * stream of the device: their files' times move, or rsync would keep a
+ * stale copy. */
+static void touch_tensors(struct nmfs *d, int device)
+{
+	for (int i = 0; i <= TREE_STREAMS; i++) {
+		struct tensor_store *ts = streams_store(&d->streams, device, i, false);
+		if (ts)
+			ts_touch_all(ts);
+	}
+}
+
 /* Replays on the default stream unless stream=S is given. */
 static int run_replay(struct graph_job *j, struct fs_graph *e)
 {
@@ -261,7 +273,11 @@ static int run_replay(struct graph_job *j, struct fs_graph *e)
 	npa_graph_get_info(e->g, &info);
 	int rc = streams_get(&j->d->streams, info.device, j->cmd.stream < 0 ? 0 : j->cmd.stream,
 			     &s, j->err, j->errlen);
-	return rc ? rc : npa_graph_replay(e->g, s, j->err, j->errlen);
+	if (rc == 0)
+		rc = npa_graph_replay(e->g, s, j->err, j->errlen);
+	if (rc == 0)
+		touch_tensors(j->d, info.device);
+	return rc;
 }
 
 /* The bytes its captured writes kept go with the graph's model. */

@@ -1,8 +1,9 @@
 /*
  * history_files.c - the memory history as files: ctl/record_memory_history
  * turns it on (upstream torch.cuda.memory._record_memory_history) and
- * snapshot/deviceN.pickle is upstream's _dump_snapshot file for device N.
- * trace/deviceN is served by trace_pipe.c.
+ * snapshot/deviceN.pickle is upstream's _dump_snapshot file for device N,
+ * trace/deviceN what the ring holds now (tracefs trace). The waiting
+ * reader, trace_pipe/deviceN, is served by trace_pipe.c.
  *
  * History is the built-in allocator's: a plug-in records none.
  */
@@ -41,6 +42,18 @@ int show_snapshot_pickle(struct nmfs *d, const struct target *t, struct sbuf *ou
 		npa_trace_release(&traces[t->device]);
 	free(traces);
 	npa_snapshot_release(&snap);
+	return rc;
+}
+
+int show_trace(struct nmfs *d, const struct target *t, struct sbuf *out)
+{
+	struct npa_trace trace;
+	int rc = npa_history_copy(sw_caching(d->sw), t->device, 0, &trace);
+
+	if (rc)
+		return rc;
+	rc = report_trace_jsonl(out, &trace);
+	npa_trace_release(&trace);
 	return rc;
 }
 

@@ -120,7 +120,7 @@ static int lookup_pinned(struct nmfs *d, struct target *t)
 {
 	uint64_t size;
 
-	return ps_size(d->pinned, t->name, &size);
+	return ps_size(d->pinned, t->name, &size, NULL);
 }
 
 const struct node_index pinned_index = {
@@ -128,9 +128,10 @@ const struct node_index pinned_index = {
 	.lookup = lookup_pinned,
 };
 
-static int pinned_size(struct nmfs *d, const struct target *t, uint64_t *size)
+static int pinned_size(struct nmfs *d, const struct target *t, uint64_t *size,
+		       struct timespec *changed)
 {
-	return ps_size(d->pinned, t->name, size);
+	return ps_size(d->pinned, t->name, size, changed);
 }
 
 static int pinned_create(struct nmfs *d, const struct target *t)

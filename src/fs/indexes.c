@@ -36,7 +36,7 @@ static int lookup_tensor(struct nmfs *d, struct target *t)
 	struct tensor_store *ts = streams_store(&d->streams, t->device, t->stream, false);
 	uint64_t size;
 
-	return ts ? ts_size(ts, t->name, &size) : -ENOENT;
+	return ts ? ts_size(ts, t->name, &size, NULL) : -ENOENT;
 }
 
 const struct node_index tensor_index = {

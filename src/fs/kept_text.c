@@ -11,7 +11,8 @@ struct kept_text {
 	struct kept_text *next;
 	char path[PATH_MAX];
 	pid_t pid;
-	struct timespec made;
+	struct timespec made;    /* when the text last changed: its mtime */
+	struct timespec kept;    /* when it was put: its age */
 	struct sbuf text;
 };
 
@@ -38,12 +39,12 @@ void kept_texts_release(struct kept_texts *k)
 	pthread_mutex_destroy(&k->lock);
 }
 
-static long age_ms(const struct timespec *made)
+static long age_ms(const struct timespec *kept)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	return (now.tv_sec - made->tv_sec) * 1000 + (now.tv_nsec - made->tv_nsec) / 1000000;
+	return (now.tv_sec - kept->tv_sec) * 1000 + (now.tv_nsec - kept->tv_nsec) / 1000000;
 }
 
 /* Under the lock: unlink and return the entry for path and pid, if any. */
@@ -68,7 +69,7 @@ static void expire(struct kept_texts *k)
 
 	for (struct kept_text **p = &k->list; *p;) {
 		struct kept_text *e = *p;
-		if (++n < KEPT_TEXT_MAX && age_ms(&e->made) <= KEPT_TEXT_MS) {
+		if (++n < KEPT_TEXT_MAX && age_ms(&e->kept) <= KEPT_TEXT_MS) {
 			p = &e->next;
 			continue;
 		}
@@ -90,6 +91,7 @@ void kept_text_put(struct kept_texts *k, const char *path, pid_t pid,
 	strncpy(e->path, path, sizeof(e->path) - 1);
 	e->pid = pid;
 	e->made = *made;
+	clock_gettime(CLOCK_REALTIME, &e->kept);
 	e->text = *text;
 	sbuf_init(text);
 	pthread_mutex_lock(&k->lock);
@@ -117,7 +119,7 @@ int kept_text_peek(struct kept_texts *k, const char *path, pid_t pid, size_t *si
 {
 	pthread_mutex_lock(&k->lock);
 	struct kept_text *e = find_entry(k, path, pid);
-	int rc = e && age_ms(&e->made) <= KEPT_TEXT_MS ? 0 : -ENOENT;
+	int rc = e && age_ms(&e->kept) <= KEPT_TEXT_MS ? 0 : -ENOENT;
 	if (rc == 0) {
 		*size = e->text.len;
 		*made = e->made;
@@ -134,7 +136,7 @@ int kept_text_take(struct kept_texts *k, const char *path, pid_t pid,
 	pthread_mutex_unlock(&k->lock);
 	if (e == NULL)
 		return -ENOENT;
-	int rc = age_ms(&e->made) <= KEPT_TEXT_MS ? 0 : -ENOENT;
+	int rc = age_ms(&e->kept) <= KEPT_TEXT_MS ? 0 : -ENOENT;
 	if (rc == 0) {
 		sbuf_release(text);
 		*text = e->text;

@@ -34,8 +34,9 @@ struct kept_texts {
 
 void kept_texts_init(struct kept_texts *k);
 void kept_texts_release(struct kept_texts *k);
-/* Keep `text` (taken over: *text is left empty) rendered at `made` for
- * `path` as stat'ed by `pid`, replacing what was kept for them. */
+/* Keep `text` (taken over: *text is left empty), whose content dates from
+ * `made` (its mtime), for `path` as stat'ed by `pid`, replacing what was
+ * kept for them; it is taken within KEPT_TEXT_MS of now. */
 void kept_text_put(struct kept_texts *k, const char *path, pid_t pid,
 		   struct sbuf *text, const struct timespec *made);
 /* The size and time of the text kept for `path` and `pid`, if it is

@@ -16,7 +16,7 @@ static int log_open(struct nmfs *d, struct fh *fh, int flags)
 
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
-	dlog_extent(&d->log, &fh->log_start, &end);
+	dlog_extent(&d->log, &fh->log_start, &end, NULL);
 	fh->readable = true;
 	return 0;
 }
@@ -40,9 +40,8 @@ static void seen_log(struct nmfs *d, struct fh *fh, struct seen *s)
 {
 	uint64_t first, end;
 
-	dlog_extent(&d->log, &first, &end);
+	dlog_extent(&d->log, &first, &end, &s->mtime);
 	s->size = end - fh->log_start;
-	clock_gettime(CLOCK_REALTIME, &s->mtime);
 }
 
 static int log_stat(struct nmfs *d, const struct target *t, struct fh *fh, struct seen *s)
@@ -55,9 +54,8 @@ static int log_stat(struct nmfs *d, const struct target *t, struct fh *fh, struc
 	}
 	if (fh_of_opener(d, t, fuse_get_context()->pid, seen_log, s))
 		return 0;
-	dlog_extent(&d->log, &first, &end);
+	dlog_extent(&d->log, &first, &end, &s->mtime);
 	s->size = end - first;
-	clock_gettime(CLOCK_REALTIME, &s->mtime);
 	return 0;
 }
 

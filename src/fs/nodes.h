@@ -32,6 +32,7 @@ int show_oom(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out);
 
 /* history_files.c */
+int show_trace(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_snapshot_pickle(struct nmfs *d, const struct target *t, struct sbuf *out);
 int show_record_memory_history(struct nmfs *d, const struct target *t,
 			       struct sbuf *out);

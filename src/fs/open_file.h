@@ -4,7 +4,7 @@
  *
  *   text_file  made by the row's show at open, a write goes to its store
  *   log_file   the daemon's log, read in place as it grows
- *   pipe_file  trace/deviceN, read as a stream that waits for more
+ *   pipe_file  trace_pipe/deviceN, read as a stream that waits for more
  *   data_file  bytes that stay, with a size (the row's data_ops)
  *
  * fuse_ops.c calls a row's file_ops and never asks which of these it is.
@@ -24,18 +24,20 @@
 #include "tree.h"
 
 struct trace_pipe;
+struct fuse_pollhandle;
 
 struct fh {
 	struct target t;
 	pid_t pid;               /* the process that opened it */
 	pthread_mutex_t lock;    /* two threads may read one handle */
 	struct sbuf out;         /* text: the rendering */
-	struct timespec made;    /* when out was rendered: the file's mtime */
+	struct timespec made;    /* when out's content last changed: the file's mtime */
 	bool readable;           /* text, log: opened for reading */
 	bool fresh;              /* text: rendered by open, not yet read */
 	bool judged;             /* text: a write was accepted or refused: one per open */
 	uint64_t log_start;      /* log: the offset its byte 0 stands for */
-	struct trace_pipe *pipe; /* trace/deviceN: a stream, not a rendering */
+	struct trace_pipe *pipe; /* trace_pipe/deviceN: a stream, not a rendering */
+	struct fuse_pollhandle *ph; /* a poll to tell once a read would not wait */
 	LIST_ENTRY(fh) link;     /* in nmfs.open_files */
 	bool listed;             /* in it: once opened whole */
 };

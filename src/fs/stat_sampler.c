@@ -70,6 +70,8 @@ static void *sampler_main(void *arg)
 	while (!sm->stop) {
 		pthread_mutex_unlock(&sm->lock);
 		record(sm);
+		if (sm->tick)
+			sm->tick(sm->tick_arg);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += SAMPLER_PERIOD_MS * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;

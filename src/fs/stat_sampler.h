@@ -32,6 +32,11 @@ struct stat_sampler {
 	bool running;
 	pthread_t thread;
 	struct sampler_ring *rings;  /* [device_count] */
+	/* Called after each reading, outside the lock, if set before
+	 * sampler_start: the daemon's clock for what must look now and then
+	 * (poll notifications for files that wait). */
+	void (*tick)(void *arg);
+	void *tick_arg;
 };
 
 int sampler_init(struct stat_sampler *sm, struct sw *sw, int device_count);

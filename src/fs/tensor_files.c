@@ -32,11 +32,12 @@ static void log_refusal(struct nmfs *d, const struct target *t, const char *err)
 		dlog_printf(&d->log, "%s: %s", path + 1, err);
 }
 
-static int tensor_size(struct nmfs *d, const struct target *t, uint64_t *size)
+static int tensor_size(struct nmfs *d, const struct target *t, uint64_t *size,
+		       struct timespec *changed)
 {
 	struct tensor_store *ts = store_of(d, t);
 
-	return ts ? ts_size(ts, t->name, size) : -ENOENT;
+	return ts ? ts_size(ts, t->name, size, changed) : -ENOENT;
 }
 
 static int tensor_create(struct nmfs *d, const struct target *t)

@@ -8,6 +8,7 @@
  * by a process that has the file open says its open's size, any other
  * stat renders the text and keeps it for that process's next open
  * (kept_text.h), so tar, sendfile and cmp see sizes that match the bytes.
+ * Its mtime is when its text last changed (text_times.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,17 +19,20 @@
 #include "fuse_ops.h"
 #include "open_file.h"
 
+/* The text, and when it last changed (text_times.h): its mtime. */
 static int render_into(struct nmfs *d, const struct target *t, struct sbuf *out,
 		       struct timespec *made)
 {
 	struct file_origin o;
 
-	clock_gettime(CLOCK_REALTIME, made);
 	sbuf_reset(out);
 	origin_enter(d, t, "read", &o);
 	int rc = t->node->show(d, t, out);
 	origin_leave(&o);
-	return rc ? rc : out->error;
+	rc = rc ? rc : out->error;
+	if (rc == 0)
+		text_time(&d->times, o.path, out->data, out->len, made);
+	return rc;
 }
 
 static int render(struct nmfs *d, struct fh *fh)

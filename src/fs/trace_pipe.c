@@ -1,5 +1,5 @@
 /*
- * trace_pipe.c - the reader side of trace/deviceN.
+ * trace_pipe.c - the reader side of trace_pipe/deviceN.
  *
  * The allocator never wakes anyone (its hot path stays free of that): a
  * waiting reader polls the history's entry count, which is one atomic
@@ -73,11 +73,21 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-/* Until an entry beyond p->next exists: 0, or why the wait ended. */
+static bool recording(const struct trace_pipe *p, struct npa *a)
+{
+	struct npa_history_state hs;
+
+	return npa_history_state(a, p->device, &hs) == 0 && hs.enabled;
+}
+
+/* Until an entry beyond p->next exists: 0, or why the wait ended. Off,
+ * no entry can come: waiting would be silence with no end. */
 static int wait_for_entries(struct trace_pipe *p, struct npa *a,
 			    const struct trace_pipe_wait *w)
 {
 	while (npa_history_recorded(a, p->device) == p->next) {
+		if (!recording(p, a))
+			return -ENODATA;
 		if (w->interrupted(w->arg))
 			return -EINTR;
 		if (w->ending(w->arg))
@@ -157,10 +167,18 @@ ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_l
 			return rc;
 		if (rc > 0)
 			continue;
+		if (!recording(p, a))
+			return -ENODATA;
 		if (nonblock)
 			return -EAGAIN;
 		rc = wait_limited(p, a, lim, uid, w);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
 	}
+}
+
+bool trace_pipe_ready(struct trace_pipe *p, struct npa *a)
+{
+	return p->sent < p->text.len || npa_history_recorded(a, p->device) != p->next ||
+	       !recording(p, a);
 }

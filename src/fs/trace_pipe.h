@@ -1,7 +1,9 @@
 /*
- * trace_pipe.h - trace/deviceN: the memory history as JSON lines, read
- * like tracefs trace_pipe. A reader starts at the oldest entry the ring
- * still holds and, once it has read everything, waits for new entries.
+ * trace_pipe.h - trace_pipe/deviceN: the memory history as JSON lines,
+ * read like tracefs trace_pipe. A reader starts at the oldest entry the
+ * ring still holds and, once it has read everything, waits for new
+ * entries. With recording off none can come, so a read that would wait
+ * fails with ENODATA instead, as soon as recording is off.
  *
  * A waiting read holds one of libfuse's few worker threads, so at most
  * TRACE_PIPE_WAITERS reads wait at once (the next gets EBUSY). With
@@ -49,6 +51,7 @@ struct trace_pipe {
 	struct sbuf text;   /* formatted, not yet read */
 	size_t sent;        /* bytes of text already read */
 	uint64_t base;      /* the file offset of text's first byte */
+	bool told_off;      /* the log said recording is off, once per reader */
 };
 
 /* What a wait checks between polls; fs passes FUSE's view of the request. */
@@ -64,10 +67,13 @@ void trace_pipe_release(struct trace_pipe *p);
  * Up to `size` bytes of whole or partial lines into buf, from file offset
  * `off` when that is within the text last formatted, else from where the
  * last read ended; waits for entries unless nonblock. Bytes read, 0 at
- * session end, -EAGAIN, -EINTR, -EBUSY (too many waiting) or -ENOMEM.
+ * session end, -EAGAIN, -EINTR, -EBUSY (too many waiting), -ENODATA
+ * (recording is off) or -ENOMEM.
  */
 ssize_t trace_pipe_read(struct trace_pipe *p, struct npa *a, struct trace_pipe_limit *lim,
 			uid_t uid, const struct trace_pipe_wait *w, bool nonblock,
 			uint64_t off, char *buf, size_t size);
+/* Whether a read now would return at once (for poll). */
+bool trace_pipe_ready(struct trace_pipe *p, struct npa *a);
 
 #endif /* NPUMEMFS_TRACE_PIPE_H */

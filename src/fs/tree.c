@@ -23,6 +23,12 @@
 	{ .path = p, .mode = S_IFREG | 0600, .file = &text_file, .show = show_fn,          \
 	  .store = store_fn, .help = h, .usage = u }
 
+static bool unlisted(struct nmfs *d, const struct target *t)
+{
+	(void)d, (void)t;
+	return false;
+}
+
 /* Folders come before what they hold; a row matches before the rows
  * below it (so stream1..stream8 are folders, never tensor names). */
 static const struct node nodes[] = {
@@ -73,8 +79,15 @@ static const struct node nodes[] = {
 	  .index = &pinned_index, .data = &pinned_data,
 	  .help = "a pin_memory() tensor as a file: create, truncate -s SIZE, write, read, rm" },
 	DIR_("/trace"),
-	{ .path = "/trace/device{N}", .mode = S_IFREG | 0444, .file = &pipe_file,
-	  .help = "memory history of device N as JSON lines with frames (trace line or file); a read waits for new ones (trace_pipe)" },
+	RO("/trace/device{N}", show_trace,
+	   "memory history of device N the ring holds now, JSON lines with frames (trace line or "
+	   "file); a read ends, as tracefs trace"),
+	/* Unlisted, as /proc's thread ids: a tree walk (find, grep -r, tar,
+	 * rsync, cp -r) never meets the one file that waits. */
+	{ .path = "/trace_pipe", .mode = S_IFDIR | 0755, .listed = unlisted },
+	{ .path = "/trace_pipe/device{N}", .mode = S_IFREG | 0444, .file = &pipe_file,
+	  .help = "the same, consumed as read, waiting for new entries (tracefs trace_pipe); "
+		  "this folder is not listed in /; with recording off a read fails (ENODATA, logged)" },
 	DIR_("/oom"),
 	RO("/oom/device{N}", show_oom,
 	   "the last out-of-memory report of device N, upstream's text; empty until one"),

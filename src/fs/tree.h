@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "base/sbuf.h"
 
@@ -52,7 +53,9 @@ typedef int (*store_fn)(struct nmfs *d, const struct target *t, const char *valu
 
 /* The files of a {NAME} row whose bytes stay (tensors). */
 struct data_ops {
-	int (*size)(struct nmfs *d, const struct target *t, uint64_t *size);
+	/* Its size, and when its bytes or size last changed (its mtime). */
+	int (*size)(struct nmfs *d, const struct target *t, uint64_t *size,
+		    struct timespec *changed);
 	int (*create)(struct nmfs *d, const struct target *t);
 	int (*unlink)(struct nmfs *d, const struct target *t);
 	int (*resize)(struct nmfs *d, const struct target *t, uint64_t size);
@@ -80,6 +83,8 @@ struct file_ops {
 	int (*create)(struct nmfs *d, const struct target *t);
 	int (*unlink)(struct nmfs *d, const struct target *t);
 	int (*touch)(struct nmfs *d, const struct target *t);
+	/* Whether a read would return now, for poll; NULL: always. */
+	bool (*ready)(struct nmfs *d, struct fh *fh);
 };
 
 /* Called for each name an index lists; non-zero stops the listing. */

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uthash.h>
 
@@ -19,6 +20,7 @@ struct pinned {
 	char name[PS_NAME_MAX + 1];
 	void *ptr;
 	uint64_t size;
+	struct timespec changed; /* when its bytes or size last changed: its mtime */
 	UT_hash_handle hh;
 };
 
@@ -55,6 +57,11 @@ void ps_free(struct pinned_store *ps)
 	free(ps);
 }
 
+static void stamp(struct pinned *p)
+{
+	clock_gettime(CLOCK_REALTIME, &p->changed);
+}
+
 static struct pinned *find(struct pinned_store *ps, const char *name)
 {
 	struct pinned *p = NULL;
@@ -77,6 +84,7 @@ int ps_create(struct pinned_store *ps, const char *name)
 		rc = -ENOMEM;
 	} else {
 		strcpy(p->name, name);
+		stamp(p);
 		HASH_ADD_STR(ps->by_name, name, p);
 	}
 	pthread_mutex_unlock(&ps->lock);
@@ -98,7 +106,8 @@ int ps_unlink(struct pinned_store *ps, const char *name)
 	return p != NULL ? 0 : -ENOENT;
 }
 
-int ps_size(struct pinned_store *ps, const char *name, uint64_t *size)
+int ps_size(struct pinned_store *ps, const char *name, uint64_t *size,
+	    struct timespec *changed)
 {
 	struct pinned *p;
 
@@ -106,6 +115,8 @@ int ps_size(struct pinned_store *ps, const char *name, uint64_t *size)
 	p = find(ps, name);
 	if (p != NULL)
 		*size = p->size;
+	if (p != NULL && changed != NULL)
+		*changed = p->changed;
 	pthread_mutex_unlock(&ps->lock);
 	return p != NULL ? 0 : -ENOENT;
 }
@@ -130,6 +141,7 @@ static int resize_locked(struct pinned_store *ps, struct pinned *p, uint64_t siz
 	npa_host_free(ps->host, p->ptr, NULL, 0);
 	p->ptr = ptr;
 	p->size = size;
+	stamp(p);
 	return 0;
 }
 
@@ -161,8 +173,10 @@ static ssize_t transfer(struct pinned_store *ps, const char *name, char *buf, si
 		n = (ssize_t)(size < room ? size : room);
 		if (copy_out && n > 0)
 			memcpy(buf, (char *)p->ptr + off, (size_t)n);
-		else if (n > 0)
+		else if (n > 0) {
 			memcpy((char *)p->ptr + off, buf, (size_t)n);
+			stamp(p);
+		}
 	}
 	pthread_mutex_unlock(&ps->lock);
 	return n;
@@ -192,6 +206,9 @@ int ps_use(struct pinned_store *ps, const char *name, ps_use_fn fn, void *arg)
 	p = find(ps, name);
 	if (p != NULL)
 		rc = fn(arg, ps->host, p->ptr, p->size);
+	/* A copy from the device lands in its bytes: any use may change them. */
+	if (p != NULL && rc == 0)
+		stamp(p);
 	pthread_mutex_unlock(&ps->lock);
 	return rc;
 }

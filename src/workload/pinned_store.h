@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <acl/acl_rt.h>
 
@@ -22,7 +23,10 @@ void ps_free(struct pinned_store *ps);
 /* An empty tensor (size 0). -EEXIST, -ENAMETOOLONG, -ENOMEM. */
 int ps_create(struct pinned_store *ps, const char *name);
 int ps_unlink(struct pinned_store *ps, const char *name);
-int ps_size(struct pinned_store *ps, const char *name, uint64_t *size);
+/* Its size and, unless `changed` is NULL, when its bytes or size last
+ * changed (a write, a resize, a copy through ps_use). -ENOENT. */
+int ps_size(struct pinned_store *ps, const char *name, uint64_t *size,
+	    struct timespec *changed);
 /* A new block of `size` pinned while `stream` is current (a capturing
  * stream routes it to its graph's pool), what fits copied, the old one
  * freed; on -ENOMEM (upstream's text in err) the tensor keeps its block

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uthash.h>
 
@@ -25,6 +26,7 @@ struct tensor {
 	/* What was ever written: a resize copies only these bytes, so a
 	 * tensor grown by a write far past its end stays sparse. */
 	struct extent_set written;
+	struct timespec changed; /* when its bytes or size last changed: its mtime */
 	UT_hash_handle hh;
 };
 
@@ -84,6 +86,11 @@ void ts_free(struct tensor_store *ts)
 	}
 	pthread_mutex_destroy(&ts->lock);
 	free(ts);
+}
+
+static void stamp(struct tensor *t)
+{
+	clock_gettime(CLOCK_REALTIME, &t->changed);
 }
 
 static struct tensor *find(struct tensor_store *ts, const char *name)
@@ -235,6 +242,7 @@ int ts_create(struct tensor_store *ts, const char *name)
 	t = calloc(1, sizeof(*t));
 	if (t) {
 		strcpy(t->name, name);
+		stamp(t);
 		HASH_ADD_STR(ts->table, name, t);
 	}
 	pthread_mutex_unlock(&ts->lock);
@@ -255,12 +263,15 @@ int ts_unlink(struct tensor_store *ts, const char *name)
 	return t ? 0 : -ENOENT;
 }
 
-int ts_size(struct tensor_store *ts, const char *name, uint64_t *size)
+int ts_size(struct tensor_store *ts, const char *name, uint64_t *size,
+	    struct timespec *changed)
 {
 	pthread_mutex_lock(&ts->lock);
 	struct tensor *t = find(ts, name);
 	if (t)
 		*size = t->size;
+	if (t && changed)
+		*changed = t->changed;
 	pthread_mutex_unlock(&ts->lock);
 	return t ? 0 : -ENOENT;
 }
@@ -306,6 +317,7 @@ static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t siz
 	t->ptr = ptr;
 	t->size = size;
 	extent_set_clip(&t->written, size);
+	stamp(t);
 	return 0;
 }
 
@@ -359,8 +371,10 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 		if (rc == 0 && len)
 			rc = copy(ts, (char *)t->ptr + off, buf, len,
 				  ACL_MEMCPY_HOST_TO_DEVICE, err, errlen);
-		if (rc == 0 && len)
+		if (rc == 0 && len) {
 			extent_set_add(&t->written, off, off + len);
+			stamp(t);
+		}
 		if (rc == 0)
 			rc = (ssize_t)len;
 	}
@@ -390,8 +404,10 @@ static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *ho
 		return not_device_memory(t->ptr, err, errlen);
 	if (e != ACL_SUCCESS)
 		return copy_failed(e, "aclrtMemcpyAsync", err, errlen);
-	if (to_device)
+	if (to_device) {
 		extent_set_add(&t->written, 0, size);
+		stamp(t);
+	}
 	return 0;
 }
 
@@ -409,6 +425,16 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no tensor %s", name);
 	return rc;
+}
+
+void ts_touch_all(struct tensor_store *ts)
+{
+	struct tensor *t, *tmp;
+
+	pthread_mutex_lock(&ts->lock);
+	HASH_ITER(hh, ts->table, t, tmp)
+		stamp(t);
+	pthread_mutex_unlock(&ts->lock);
 }
 
 int ts_foreach(struct tensor_store *ts, ts_visit_fn fn, void *arg)

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <acl/acl_rt.h>
 
@@ -43,8 +44,10 @@ size_t ts_release_staging(struct tensor_store *ts);
 int ts_create(struct tensor_store *ts, const char *name);
 /* Free a tensor's block and forget it. -ENOENT. */
 int ts_unlink(struct tensor_store *ts, const char *name);
-/* The tensor's size in bytes. -ENOENT. */
-int ts_size(struct tensor_store *ts, const char *name, uint64_t *size);
+/* The tensor's size in bytes and, unless `changed` is NULL, when its bytes
+ * or size last changed through this store. -ENOENT. */
+int ts_size(struct tensor_store *ts, const char *name, uint64_t *size,
+	    struct timespec *changed);
 /* Reallocate to `size` bytes keeping min(old, new). -ENOENT, -ENOMEM (err). */
 int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
 	      char *err, size_t errlen);
@@ -67,6 +70,10 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen);
 
 /* Call fn for each tensor (under the store's lock: fn must not call back). */
+/* Every tensor's bytes may have changed behind the store (a graph replay
+ * writes again what its capture recorded): each one's time is now. */
+void ts_touch_all(struct tensor_store *ts);
+
 typedef int (*ts_visit_fn)(void *arg, const char *name, uint64_t size);
 int ts_foreach(struct tensor_store *ts, ts_visit_fn fn, void *arg);
 

@@ -3,7 +3,7 @@
 # in upstream's frame format ({"name", "filename", "line"}), so PyTorch's
 # memory_viz can name the origin of every block: a replayed trace's file
 # and line, a tensor file and the operation on it, a control file written.
-# Checked in trace/device0 (JSON lines), snapshot/device0.json and
+# Checked in trace_pipe/device0 (JSON lines), snapshot/device0.json and
 # snapshot/device0.pickle (read with python3's pickle).
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -19,8 +19,8 @@ wait_state done
 echo 1 >"$MNT/ctl/empty_cache"
 
 STATUS=0
-timeout 2 cat "$MNT/trace/device0" >"$WORK/trace.jsonl" || STATUS=$?
-expect_eq "$STATUS" 124 "cat of trace/device0 waits for more"
+timeout 2 cat "$MNT/trace_pipe/device0" >"$WORK/trace.jsonl" || STATUS=$?
+expect_eq "$STATUS" 124 "cat of trace_pipe/device0 waits for more"
 cp "$MNT/snapshot/device0.json" "$WORK/snapshot.json"
 cp "$MNT/snapshot/device0.pickle" "$WORK/snapshot.pickle"
 

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Memory history: ctl/record_memory_history turns it on, trace/deviceN
-# streams it as JSON lines and waits for more like trace_pipe, and
-# snapshot/deviceN.pickle is the _dump_snapshot file memory_viz reads.
+# shows the ring as JSON lines and ends (tracefs trace),
+# trace_pipe/deviceN streams it and waits for more (tracefs trace_pipe),
+# and snapshot/deviceN.pickle is the _dump_snapshot file memory_viz reads.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 mount_fs
 
 CTL=$MNT/ctl/record_memory_history
-TRACE=$MNT/trace/device0
+TRACE=$MNT/trace_pipe/device0
 
 expect_eq "$(stat -c %a "$CTL")" 600 "ctl mode"
 expect_eq "$(stat -c %a "$TRACE")" 444 "trace mode"
 expect_eq "$(stat -c %a "$MNT/snapshot/device0.pickle")" 444 "pickle mode"
 expect_eq "$(head -n 1 "$CTL")" "device0: off" "off by default"
 
-# Nothing recorded and nothing to wait for: O_NONBLOCK gets EAGAIN.
+# Recording off: nothing can come, so a read fails at once, blocking or
+# not, and the log says why, once per reader.
 nonblocking_read() {
 	python3 - "$TRACE" <<'PY'
 import errno, os, sys
@@ -26,7 +28,10 @@ except OSError as e:
     print(errno.errorcode[e.errno])
 PY
 }
-expect_eq "$(nonblocking_read)" "EAGAIN" "non-blocking read with recording off"
+expect_eq "$(nonblocking_read)" "ENODATA" "non-blocking read with recording off"
+expect_fail "timeout 5 head -n 3 $TRACE" "No data available"
+grep -q '^\[ *[0-9.]*\] trace_pipe/device0: memory history is off, so no entry can come: echo all > ctl/record_memory_history, then read again$' \
+	"$MNT/log" || fail "no log line for a reader with recording off"
 
 expect_fail "echo sometimes > $CTL" "Invalid argument"
 grep -q "^last_error: 'sometimes' is not 'all \[max_entries\]', 'state' or 'off'$" "$CTL" \
@@ -43,7 +48,7 @@ rm "$MNT/tensors/device0/a"
 # The reader gets the four entries, then waits until timeout ends it.
 STATUS=0
 timeout 2 cat "$TRACE" >"$WORK/trace.out" || STATUS=$?
-expect_eq "$STATUS" 124 "cat of trace/device0 waits for more"
+expect_eq "$STATUS" 124 "cat of trace_pipe/device0 waits for more"
 python3 - "$WORK/trace.out" <<'PY' || fail "trace lines"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
@@ -55,6 +60,10 @@ assert lines[1]["addr"] == lines[0]["addr"] == lines[3]["addr"]
 assert list(lines[0]) == ["action", "addr", "size", "stream", "pool_id", "time_us", "frames"], list(lines[0])
 assert all(l["time_us"] > 1.6e15 for l in lines)
 PY
+# trace/device0 holds the same lines and ends; reading it consumes nothing.
+timeout 5 cat "$MNT/trace/device0" >"$WORK/ring.out" || fail "cat of trace/device0 did not end"
+cmp -s "$WORK/ring.out" "$WORK/trace.out" || fail "trace/device0 differs from what the pipe gave"
+timeout 5 cat "$MNT/trace/device0" | cmp -s - "$WORK/ring.out" || fail "trace/device0 was consumed"
 
 # A waiting reader wakes for new entries: 4 KiB needs a small-pool segment,
 # so lines 5 and 6 are its segment_alloc and alloc. head gives back what it
@@ -93,6 +102,29 @@ assert actions == ["segment_alloc", "alloc", "free_requested", "free_completed",
 assert traces[0][-1]["size"] == 4608 and traces[0][-1]["addr"] == 0
 PY
 
+# poll says what a read would do: nothing while the reader has read all,
+# POLLIN once an entry comes (within the daemon's 0.1 s tick).
+python3 - "$MNT" <<'PY' || fail "poll of trace_pipe/device0"
+import os, select, subprocess, sys, time
+mnt = sys.argv[1]
+fd = os.open(f"{mnt}/trace_pipe/device0", os.O_RDONLY | os.O_NONBLOCK)
+while True:
+    try:
+        os.read(fd, 1 << 16)
+    except BlockingIOError:
+        break
+p = select.poll()
+p.register(fd, select.POLLIN)
+assert p.poll(300) == [], "POLLIN with nothing to read"
+subprocess.run(["truncate", "-s", "1M", f"{mnt}/tensors/device0/p"], check=True)
+start = time.monotonic()
+events = p.poll(3000)
+assert events and events[0][1] & select.POLLIN, events
+assert time.monotonic() - start < 1, "poll woke late"
+assert os.read(fd, 1 << 16), "POLLIN, yet nothing to read"
+os.remove(f"{mnt}/tensors/device0/p")
+PY
+
 # At most 4 reads wait at once; the fifth is refused, and killed readers
 # stop waiting at once (their reads are interrupted).
 READERS=
@@ -116,7 +148,7 @@ expect_eq "$STATUS" 124 "a reader after the killed ones waits"
 
 echo off >"$CTL"
 expect_eq "$(head -n 1 "$CTL")" "device0: off" "recording off"
-expect_eq "$(nonblocking_read)" "EAGAIN" "non-blocking read after off"
+expect_eq "$(nonblocking_read)" "ENODATA" "non-blocking read after off"
 
 # SIGTERM with a reader waiting: the daemon still exits at once, cleanly.
 echo all >"$CTL"

@@ -93,14 +93,14 @@ expect_eq "$(wc -l <"$WORK/tail.out")" 4 "tail -n 2 -f: two old lines and two ne
 # head -n 1 of the trace pipe: one line, no complaint about seeking.
 truncate -s 5M "$MNT/tensors/device0/h"
 rm "$MNT/tensors/device0/h"
-head -n 1 "$MNT/trace/device0" >"$WORK/head.out" 2>"$WORK/head.err" || fail "head -n 1 failed"
+head -n 1 "$MNT/trace_pipe/device0" >"$WORK/head.out" 2>"$WORK/head.err" || fail "head -n 1 failed"
 [ -s "$WORK/head.err" ] && fail "head -n 1 complained: $(cat "$WORK/head.err")"
 expect_eq "$(wc -l <"$WORK/head.out")" 1 "lines from head -n 1"
 grep -q '^{"action":"' "$WORK/head.out" || fail "head -n 1: $(cat "$WORK/head.out")"
 # The same open read on: what head gave back comes next.
 python3 - "$MNT" <<'PY' || fail "reading on after a seek back"
 import os, sys
-fd = os.open(f"{sys.argv[1]}/trace/device0", os.O_RDONLY | os.O_NONBLOCK)
+fd = os.open(f"{sys.argv[1]}/trace_pipe/device0", os.O_RDONLY | os.O_NONBLOCK)
 first = os.read(fd, 4096)
 line = first[: first.index(b"\n") + 1]
 os.lseek(fd, len(line), os.SEEK_SET)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# With allow_other, waiting readers of trace/deviceN are limited per user:
+# With allow_other, waiting readers of trace_pipe/deviceN are limited per user:
 # another user waits once at a time, other users together twice, and the
 # mount's owner always keeps the remaining places.
 INI_TEXT='[device]
@@ -13,7 +13,7 @@ command -v setpriv >/dev/null || skip "setpriv is not installed"
 chmod 0755 "$WORK"
 mount_fs
 echo all >"$MNT/ctl/record_memory_history" || fail "recording on"
-TRACE=$MNT/trace/device0
+TRACE=$MNT/trace_pipe/device0
 
 # as UID CMD: run CMD as user UID (no groups), in this process.
 as() {

@@ -11,16 +11,16 @@ mount_fs
 # cat every file, as a person exploring the mount would.
 files=$(cd "$MNT" && find . -type f | sed 's|^\./||' | sort)
 for f in $files; do
-	case "$f" in trace/*) continue ;; esac # waits for events (fs_history.sh)
 	cat "$MNT/$f" >/dev/null || fail "cat $f"
-	case "$f" in oom/*) continue ;; esac # empty until an OOM
+	case "$f" in oom/* | trace/*) continue ;; esac # empty until an OOM, a recording
 	[ -s "$MNT/$f" ] || [ -n "$(cat "$MNT/$f")" ] || fail "$f is empty"
 done
 
 # README lists one row per file of the node table, deviceN for a device,
 # streamS for a stream and NAME for a name that comes and goes. Each file
 # is one row's, and each row without NAME is there for both devices: the
-# file count comes from the table, not from this test.
+# file count comes from the table, not from this test. trace_pipe/, the
+# one folder whose files wait, is there by name but never listed.
 rows=$(grep -E '^[^ ]+ +0[0-7]{3}  ' "$MNT/README" | cut -d' ' -f1)
 [ -n "$rows" ] || fail "README lists no files"
 regexes=$(echo "$rows" | sed 's/\./\\./g; s/NAME/[^\/]+/g; s/deviceN/device[0-9]+/g; s/streamS/stream[1-8]/g; s/^/^/; s/$/$/')
@@ -35,6 +35,7 @@ for row in $rows; do
 	for dev in 0 1; do
 		f=$(echo "$row" | sed "s/deviceN/device$dev/g")
 		[ -f "$MNT/$f" ] || fail "README row $row has no file $f"
+		case "$row" in trace_pipe/*) continue ;; esac
 		expected=$((expected + 1))
 		case "$row" in *deviceN*) ;; *) break ;; esac
 	done

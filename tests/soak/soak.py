@@ -3,7 +3,7 @@
 16 readers open and read the views whole, a tensor writer writes bytes
 and reads them back against its own copy, a control writer empties caches,
 resets peaks, sets alloc_conf and runs graphs and memory pools, and one
-reader blocks on trace/device0; the daemon's RSS is sampled meanwhile.
+reader blocks on trace_pipe/device0; the daemon's RSS is sampled meanwhile.
 Prints the counts; exit 1 on any mismatch, failed read or daemon death.
 """
 import errno
@@ -32,8 +32,8 @@ stop = threading.Event()
 def reader(k):
     rng = random.Random(k)
     while not stop.is_set():
-        name = rng.choice(VIEWS + ["trace/device0"])
-        nonblock = name.startswith("trace/")
+        name = rng.choice(VIEWS + ["trace/device0", "trace_pipe/device0"])
+        nonblock = name.startswith("trace_pipe/")
         got = read_whole(f"{MNT}/{name}", os.O_NONBLOCK if nonblock else 0)
         if isinstance(got, int):
             if nonblock and got == errno.EAGAIN:
@@ -166,14 +166,14 @@ def control_writer():
 
 
 def trace_reader():
-    """A blocking reader of trace/device0: every line one JSON object."""
-    fd = os.open(f"{MNT}/trace/device0", os.O_RDONLY)
+    """A blocking reader of trace_pipe/device0: every line one JSON object."""
+    fd = os.open(f"{MNT}/trace_pipe/device0", os.O_RDONLY)
     tail = b""
     try:
         while not stop.is_set():
             chunk = os.read(fd, 1 << 16)
             if not chunk:  # a pipe gives no end of file; this would be a bug
-                counts.fail("trace/device0 gave end of file to a blocking read")
+                counts.fail("trace_pipe/device0 gave end of file to a blocking read")
                 time.sleep(0.1)
                 continue
             lines = (tail + chunk).split(b"\n")
