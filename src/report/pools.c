@@ -132,7 +132,11 @@ static const struct pool_gauge gauges[] = {
 	{ "pool_allocated_bytes", "bytes of the pool's blocks in use", allocated_of },
 	{ "pool_active_bytes", "bytes of the pool's active blocks", active_of },
 	{ "pool_segments", "segments the pool holds", segments_of },
-	{ "pool_use_count", "uses of the pool (graphs, MemPools, routing scopes)", use_count_of },
+	/* Not pool_use_count: Prometheus keeps _count for a histogram's or a
+	 * summary's count of observations. */
+	{ "pool_uses",
+	  "uses of the pool (graphs, MemPools, routing scopes), use_count of pools/deviceN",
+	  use_count_of },
 };
 
 static void put_gauge(struct sbuf *out, const struct pool_gauge *g,

@@ -57,9 +57,9 @@ static void family_head(struct sbuf *out, const struct family *f, const char *su
 	sbuf_printf(out, "# TYPE " PROM_PREFIX "%s%s %s\n", f->name, suffix, type);
 }
 
-/* name{LABELS,stat="S"} V, or name{LABELS} V, or name V. */
-static void sample(struct sbuf *out, const char *name, const char *suffix, const char *label,
-		   const char *stat, int64_t v)
+/* name{LABELS,stat="S"}, or name{LABELS}, or name: a sample before its value. */
+static void sample_name(struct sbuf *out, const char *name, const char *suffix,
+			const char *label, const char *stat)
 {
 	const char *sep = label[0] && stat ? "," : "";
 
@@ -67,7 +67,22 @@ static void sample(struct sbuf *out, const char *name, const char *suffix, const
 	if (label[0] || stat)
 		sbuf_printf(out, "{%s%s%s%s%s}", label, sep, stat ? "stat=\"" : "",
 			    stat ? stat : "", stat ? "\"" : "");
+}
+
+static void sample(struct sbuf *out, const char *name, const char *suffix, const char *label,
+		   const char *stat, int64_t v)
+{
+	sample_name(out, name, suffix, label, stat);
 	sbuf_printf(out, " %" PRId64 "\n", v);
+}
+
+/* Prometheus' unit of time is the second; a duration in microseconds
+ * (never negative) is written as exact decimal seconds, 13 as 0.000013. */
+static void sample_seconds(struct sbuf *out, const char *name, const char *suffix,
+			   const char *stat, int64_t us)
+{
+	sample_name(out, name, suffix, "", stat);
+	sbuf_printf(out, " %" PRId64 ".%06" PRId64 "\n", us / 1000000, us % 1000000);
 }
 
 /* The levels as one gauge family labelled by stat; each running total as
@@ -165,24 +180,27 @@ static void put_host_stat(struct sbuf *out, const char *key, const struct npa_st
 	put_stats(out, &f);
 }
 
-/* A timing in microseconds: avg, max and min are levels; the total and
- * the count only grow until reset_accumulated_host_memory_stats. */
+/* A timing, kept in microseconds, shown in seconds: avg, max and min are
+ * levels; the total and the count only grow until
+ * reset_accumulated_host_memory_stats. */
 static void put_host_duration(struct sbuf *out, const char *key,
 			      const struct npa_duration_stat *d)
 {
 	struct family f = host_family;
 	char name[64];
 
-	snprintf(name, sizeof(name), "%s_us", key);
+	snprintf(name, sizeof(name), "%s_seconds", key);
 	f.name = name;
 	f.key = key;
+	f.whose = ", in seconds (microseconds in host/stats)";
 	family_head(out, &f, "", "gauge", "STAT");
-	sample(out, name, "", "", "avg", npa_duration_avg(d));
-	sample(out, name, "", "", "max", d->max);
-	sample(out, name, "", "", "min", d->min);
+	sample_seconds(out, name, "", "avg", npa_duration_avg(d));
+	sample_seconds(out, name, "", "max", d->max);
+	sample_seconds(out, name, "", "min", d->min);
 	family_head(out, &f, "_total", "counter", "total");
-	sample(out, name, "_total", "", NULL, d->total);
+	sample_seconds(out, name, "_total", NULL, d->total);
 	f.name = key;
+	f.whose = "";
 	family_head(out, &f, "_count_total", "counter", "count");
 	sample(out, key, "_count_total", "", NULL, d->count);
 }

@@ -85,8 +85,10 @@ int report_prometheus(struct sbuf *out, const struct npa_stats *stats,
  * (no device label; families named host_* so no key meets a device's):
  *   npumemfs_host_allocated_bytes{stat="current"} 65536
  *   npumemfs_host_allocated_bytes_allocated_total 196608
- *   npumemfs_host_alloc_time_us{stat="max"} 12, npumemfs_host_alloc_time_us_total,
- *   npumemfs_host_alloc_time_count_total, npumemfs_num_host_alloc_total
+ *   npumemfs_host_alloc_time_seconds{stat="max"} 0.000012,
+ *   npumemfs_host_alloc_time_seconds_total, npumemfs_host_alloc_time_count_total,
+ *   npumemfs_num_host_alloc_total
+ * (durations in seconds, Prometheus' unit, where host/stats has microseconds).
  */
 int report_prometheus_host(struct sbuf *out, const struct npa_host_stats *s);
 
@@ -143,7 +145,8 @@ int report_pools_json(struct sbuf *out, const struct npa_pool_info *pools, size_
  * Per-pool gauges of every device (pools[d][0..npools[d]-1]), e.g.
  *   npumemfs_pool_reserved_bytes{device="0",pool="1_0"} 2097152
  * families pool_reserved_bytes, pool_allocated_bytes, pool_active_bytes,
- * pool_segments, pool_use_count; each family's HELP and TYPE even with no pool.
+ * pool_segments, pool_uses (the pool's use_count); each family's HELP and
+ * TYPE even with no pool.
  */
 int report_prometheus_pools(struct sbuf *out, const struct npa_pool_info *const *pools,
 			    const size_t *npools, int device_count);

@@ -96,8 +96,8 @@ for t, j in zip(table, js):
 PY
 grep -qx 'npumemfs_pool_reserved_bytes{device="0",pool="0_2"} 20971520' "$MNT/metrics/npumemfs.prom" ||
 	fail "no pool_reserved_bytes gauge for 0_2"
-grep -qx 'npumemfs_pool_use_count{device="0",pool="0_2"} 2' "$MNT/metrics/npumemfs.prom" ||
-	fail "no pool_use_count gauge for 0_2"
+grep -qx 'npumemfs_pool_uses{device="0",pool="0_2"} 2' "$MNT/metrics/npumemfs.prom" ||
+	fail "no pool_uses gauge for 0_2"
 grep -qx '# TYPE npumemfs_pool_segments gauge' "$MNT/metrics/npumemfs.prom" ||
 	fail "pool_segments is not a gauge"
 

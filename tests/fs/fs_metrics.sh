@@ -30,12 +30,12 @@ cat "$MNT/stats/device0" >"$WORK/flat0"
 cat "$MNT/stats/device1" >"$WORK/flat1"
 cat "$MNT/host/stats" >"$WORK/host"
 python3 - "$WORK" <<'PY' || fail "metrics/npumemfs.prom is not valid or differs from stats"
-import re, sys
+import decimal, re, sys
 work = sys.argv[1]
 text = open(f"{work}/prom").read()
 if not text.endswith("\n"):
     sys.exit("no trailing newline")
-sample = re.compile(r'^([a-zA-Z_][a-zA-Z0-9_]*)(?:\{((?:[a-z]+="[^"\\\n]*",?)+)\})? (-?[0-9]+)$')
+sample = re.compile(r'^([a-zA-Z_][a-zA-Z0-9_]*)(?:\{((?:[a-z]+="[^"\\\n]*",?)+)\})? (-?[0-9]+(?:\.[0-9]+)?)$')
 typed, helped, done, seen, current = {}, set(), set(), set(), None
 per_device = {"0": {}, "1": {}}
 host = {}
@@ -72,10 +72,13 @@ for n, line in enumerate(text.splitlines(), 1):
     key = name[len("npumemfs_"):]
     if "device" not in labels:
         # host_memory_stats(): host_KEY{stat}, host_KEY_FIELD_total,
-        # host_*_time_us{stat}, _us_total, _count_total, num_host_*_total.
+        # host_*_time_seconds{stat}, _seconds_total (host/stats has
+        # microseconds), _count_total, num_host_*_total.
         key = re.sub(r"^host_(?!alloc_time|free_time)", "", key)
         key = re.sub(r"_total$", "", key)
-        key = re.sub(r"_us$", ".total", key) if typed[name] == "counter" else re.sub(r"_us$", "", key)
+        if key.endswith("_seconds"):
+            value = str(int(decimal.Decimal(value) * 1000000))
+        key = re.sub(r"_seconds$", ".total", key) if typed[name] == "counter" else re.sub(r"_seconds$", "", key)
         key = re.sub(r"_(allocated|freed|count)$", r".\1", key)
         if "stat" in labels:
             key += "." + labels["stat"]

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Debian's prometheus-node-exporter reads metrics/ with its textfile
 # collector: no scrape error, the samples and the counter types come through,
-# the pinned host allocator's too.
+# the pinned host allocator's too. promtool, from Debian's prometheus, finds
+# nothing to say of the file's names, units and types.
 INI_TEXT='[device]
 count = 1
 capacity = 1GiB'
 . "$(dirname "$0")/lib.sh"
 EXPORTER=$(command -v prometheus-node-exporter) \
 	|| skip "prometheus-node-exporter is not installed (contrib/setup-debian.sh installs it)"
+PROMTOOL=$(command -v promtool) \
+	|| skip "promtool is not installed (contrib/setup-debian.sh installs Debian's prometheus)"
 mount_fs
 truncate -s 64M "$MNT/tensors/device0/a" || fail "64M tensor"
 rm "$MNT/tensors/device0/a"
 truncate -s 40960 "$MNT/pinned/p" || fail "pin 40960 bytes"
+# A MemPool, so the per-pool families have samples for promtool to judge.
+echo "create m" >"$MNT/ctl/mempool" || fail "create a MemPool"
+
+# promtool prints its lint warnings and exits 3; clean is no output, 0.
+lint=$("$PROMTOOL" check metrics <"$MNT/metrics/npumemfs.prom" 2>&1) \
+	|| fail "promtool check metrics: $lint"
+expect_eq "$lint" "" "promtool's output"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$EXPORTER" --web.listen-address="127.0.0.1:$PORT" --collector.disable-defaults \

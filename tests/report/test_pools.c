@@ -102,7 +102,7 @@ static void gauges_label_each_pool_with_its_device(void **state)
 		"npumemfs_pool_reserved_bytes{device=\"0\",pool=\"1_0\"} 2097152\n"
 		"npumemfs_pool_reserved_bytes{device=\"1\",pool=\"0_12\"} 23068672\n"
 		"npumemfs_pool_reserved_bytes{device=\"1\",pool=\"3_0\"} 0\n"));
-	assert_non_null(strstr(out.data, "npumemfs_pool_use_count{device=\"1\",pool=\"0_12\"} 2\n"));
+	assert_non_null(strstr(out.data, "npumemfs_pool_uses{device=\"1\",pool=\"0_12\"} 2\n"));
 	assert_non_null(strstr(out.data, "npumemfs_pool_segments{device=\"0\",pool=\"1_0\"} 1\n"));
 	assert_non_null(strstr(out.data, "npumemfs_pool_allocated_bytes{device=\"0\",pool=\"1_0\"} 4096\n"));
 	assert_non_null(strstr(out.data, "npumemfs_pool_active_bytes{device=\"1\",pool=\"0_12\"} 3146240\n"));

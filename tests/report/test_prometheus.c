@@ -265,11 +265,15 @@ static void host_stats_give_exact_samples(void **state)
 	has_line(text, "# TYPE npumemfs_host_allocated_bytes_allocated_total counter");
 	has_line(text, "npumemfs_host_allocated_bytes_allocated_total 196608");
 	has_line(text, "npumemfs_host_active_bytes_freed_total 0");
-	has_line(text, "npumemfs_host_alloc_time_us{stat=\"avg\"} 15");
-	has_line(text, "npumemfs_host_alloc_time_us{stat=\"max\"} 20");
-	has_line(text, "npumemfs_host_alloc_time_us{stat=\"min\"} 10");
-	has_line(text, "# TYPE npumemfs_host_alloc_time_us_total counter");
-	has_line(text, "npumemfs_host_alloc_time_us_total 30");
+	has_line(text, "# HELP npumemfs_host_alloc_time_seconds host_memory_stats() "
+		       "host_alloc_time.STAT, in seconds (microseconds in host/stats)");
+	has_line(text, "npumemfs_host_alloc_time_seconds{stat=\"avg\"} 0.000015");
+	has_line(text, "npumemfs_host_alloc_time_seconds{stat=\"max\"} 0.000020");
+	has_line(text, "npumemfs_host_alloc_time_seconds{stat=\"min\"} 0.000010");
+	has_line(text, "# TYPE npumemfs_host_alloc_time_seconds_total counter");
+	has_line(text, "npumemfs_host_alloc_time_seconds_total 0.000030");
+	has_line(text, "# HELP npumemfs_host_alloc_time_count_total host_memory_stats() "
+		       "host_alloc_time.count");
 	has_line(text, "npumemfs_host_alloc_time_count_total 2");
 	has_line(text, "npumemfs_host_free_time_count_total 0");
 	has_line(text, "# TYPE npumemfs_num_host_alloc_total counter");
@@ -277,6 +281,26 @@ static void host_stats_give_exact_samples(void **state)
 	assert_int_equal(count_prefix(text, "# HELP "), HOST_FAMILIES);
 	assert_int_equal(count_prefix(text, "# TYPE "), HOST_FAMILIES);
 	assert_int_equal(count_prefix(text, "npumemfs_"), HOST_KEYS);
+	sbuf_release(&b);
+}
+
+/* Microseconds become exact decimal seconds, whole seconds included. */
+static void host_durations_are_seconds(void **state)
+{
+	struct npa_host_stats h = { 0 };
+	struct sbuf b;
+
+	(void)state;
+	h.host_free_time = (struct npa_duration_stat){ .total = 3000007, .max = 2500000,
+						       .min = 500007, .count = 2 };
+	sbuf_init(&b);
+	assert_int_equal(report_prometheus_host(&b, &h), 0);
+	has_line(b.data, "npumemfs_host_free_time_seconds{stat=\"avg\"} 1.500003");
+	has_line(b.data, "npumemfs_host_free_time_seconds{stat=\"max\"} 2.500000");
+	has_line(b.data, "npumemfs_host_free_time_seconds{stat=\"min\"} 0.500007");
+	has_line(b.data, "npumemfs_host_free_time_seconds_total 3.000007");
+	has_line(b.data, "npumemfs_host_free_time_count_total 2");
+	has_line(b.data, "npumemfs_host_alloc_time_seconds_total 0.000000");
 	sbuf_release(&b);
 }
 
@@ -315,6 +339,7 @@ int main(void)
 		cmocka_unit_test(running_totals_are_counters_named_total),
 		cmocka_unit_test(devices_of_a_family_are_one_group),
 		cmocka_unit_test(host_stats_give_exact_samples),
+		cmocka_unit_test(host_durations_are_seconds),
 		cmocka_unit_test(host_families_never_meet_device_families),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
