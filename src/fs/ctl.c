@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/double_text.h"
 #include "daemon.h"
 #include "tree.h"
 #include "nodes.h"
@@ -94,22 +95,26 @@ int store_reset_accumulated_stats(struct nmfs *d, const struct target *t,
 		   err, errlen);
 }
 
+/* Upstream's range, [0, 1] (setMemoryFraction). */
 int store_memory_fraction(struct nmfs *d, const struct target *t,
 			  const char *value, uid_t caller, char *err, size_t errlen)
 {
-	char *end;
+	char *end, text[DOUBLE_TEXT_LEN];
 	double f;
 
 	(void)caller;
 	errno = 0;
 	f = strtod(value, &end);
-	if (value[0] == '\0' || *end || errno || !isfinite(f) || f <= 0 || f > 1) {
-		snprintf(err, errlen, "'%s' is not a number f with 0 < f <= 1", value);
+	if (value[0] == '\0' || *end || errno || !isfinite(f) || f < 0 || f > 1) {
+		snprintf(err, errlen, "'%s' is not a number f with 0 <= f <= 1", value);
 		return -EINVAL;
 	}
+	/* -0 passes as 0 does; it reads back as 0, not "-0". */
+	f = f == 0 ? 0 : f;
 	int rc = sw_set_memory_fraction(d->sw, t->device, f, err, errlen);
+	double_text(text, f);
 	if (rc == 0)
-		dlog_printf(&d->log, "memory_fraction: device%d set to %g", t->device, f);
+		dlog_printf(&d->log, "memory_fraction: device%d set to %s", t->device, text);
 	return rc;
 }
 

@@ -146,3 +146,19 @@ int kept_text_take(struct kept_texts *k, const char *path, pid_t pid,
 	kept_free(e);
 	return rc;
 }
+
+void kept_text_drop(struct kept_texts *k, const char *path)
+{
+	pthread_mutex_lock(&k->lock);
+	for (struct kept_text **p = &k->list; *p;) {
+		struct kept_text *e = *p;
+		if (strcmp(e->path, path) != 0) {
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		k->count--;
+		kept_free(e);
+	}
+	pthread_mutex_unlock(&k->lock);
+}

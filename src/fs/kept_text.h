@@ -48,5 +48,7 @@ int kept_text_peek(struct kept_texts *k, const char *path, pid_t pid, size_t *si
  * than KEPT_TEXT_MS. 0, or -ENOENT. */
 int kept_text_take(struct kept_texts *k, const char *path, pid_t pid,
 		   struct sbuf *text, struct timespec *made);
+/* Forget every text kept for `path`: a write changed it. */
+void kept_text_drop(struct kept_texts *k, const char *path);
 
 #endif /* NPUMEMFS_KEPT_TEXT_H */

@@ -122,7 +122,7 @@ static int store(struct nmfs *d, const struct target *t, const char *value)
 }
 
 /* sysfs store: the whole value in one write at offset 0. */
-static int text_write(struct nmfs *d, struct fh *fh, const char *buf, size_t size, off_t off)
+static int judge_write(struct nmfs *d, struct fh *fh, const char *buf, size_t size, off_t off)
 {
 	const struct target *t = &fh->t;
 	char value[NMFS_WRITE_MAX + 1];
@@ -154,6 +154,21 @@ static int text_write(struct nmfs *d, struct fh *fh, const char *buf, size_t siz
 	fh->fresh = false;
 	pthread_mutex_unlock(&fh->lock);
 	return (int)size;
+}
+
+/*
+ * A write changes the file's text (its value or last_error). The lookup
+ * of the writer's own open kept a text from before it, which the same
+ * shell's next `read v < FILE` would otherwise be given.
+ */
+static int text_write(struct nmfs *d, struct fh *fh, const char *buf, size_t size, off_t off)
+{
+	char path[PATH_MAX];
+	int rc = judge_write(d, fh, buf, size, off);
+
+	tree_path(&fh->t, path, sizeof(path));
+	kept_text_drop(&d->kept, path);
+	return rc;
 }
 
 static void seen_text(struct nmfs *d, struct fh *fh, struct seen *s)

@@ -109,7 +109,7 @@ static const struct node nodes[] = {
 	   "\"free total\" device bytes, as aclrtGetMemInfo"),
 	CTL_SHOWN("/devices/device{N}/memory_fraction", show_memory_fraction, store_memory_fraction,
 		  "share of the device the allocator may use (set_per_process_memory_fraction)",
-		  "a number f with 0 < f <= 1"),
+		  "a number f with 0 <= f <= 1"),
 	DIR_("/tensors"),
 	DIR_("/tensors/device{N}"),
 	{ .path = "/tensors/device{N}/stream{S}", .mode = S_IFDIR | 0755,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include <acl/acl_rt.h>
+#include "base/double_text.h"
 #include "report/report.h"
 
 #include "daemon.h"
@@ -148,9 +149,18 @@ int show_mem_info(struct nmfs *d, const struct target *t, struct sbuf *out)
 	return sbuf_printf(out, "%zu %zu\n", free_bytes, total);
 }
 
+/*
+ * One value, sysfs style, on the first line (for head -n 1 and read), the
+ * last refusal below it, as every writable file shows one. The value is
+ * written as the fewest digits that read back as the fraction set.
+ */
 int show_memory_fraction(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
-	return sbuf_printf(out, "%g\n", sw_get_memory_fraction(d->sw, t->device));
+	char text[DOUBLE_TEXT_LEN], last[TREE_ERRLEN];
+
+	double_text(text, sw_get_memory_fraction(d->sw, t->device));
+	tree_get_error(&d->errors, t, last, sizeof(last));
+	return sbuf_printf(out, "%s\nlast_error: %s\n", text, last);
 }
 
 int show_replay(struct nmfs *d, const struct target *t, struct sbuf *out)

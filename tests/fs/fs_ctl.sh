@@ -8,9 +8,10 @@ capacity = 4GiB'
 . "$(dirname "$0")/lib.sh"
 mount_fs
 
+# The values only: a refusal changes last_error and nothing else.
 state() {
-	cat "$MNT"/stats/device0 "$MNT"/stats/device1 \
-		"$MNT"/devices/device*/memory_fraction
+	cat "$MNT"/stats/device0 "$MNT"/stats/device1
+	head -qn 1 "$MNT"/devices/device*/memory_fraction
 }
 
 # A bad write (printf escapes allowed): the shell's message, last_error, log, and no change.
@@ -19,10 +20,7 @@ bad() { # file value message last_error
 	before=$(state)
 	expect_fail "printf '$2' > '$MNT/$1'" "$3"
 	[ "$(state)" = "$before" ] || fail "writing '$2' to $1 changed: $(diff <(echo "$before") <(state) | head -5)"
-	# Value files (devices/...) show only their value, sysfs style.
-	case "$1" in devices/*) ;; *)
-		grep -qF "last_error: $4" "$MNT/$1" || fail "$1 does not show last_error: $4"
-	esac
+	grep -qF "last_error: $4" "$MNT/$1" || fail "$1 does not show last_error: $4"
 	grep -qF "${1}: $4" "$MNT/log" || fail "log does not explain '$2' to $1"
 }
 
@@ -37,12 +35,16 @@ for f in ctl/empty_cache ctl/reset_peak_stats ctl/reset_accumulated_stats; do
 	bad "$f" "device0x" "Invalid argument" "'device0x' is not 1 or deviceN"
 	bad "$f" "device2" "No such device" "no device 2 (devices are 0..1)"
 done
-bad devices/device0/memory_fraction 0 "Invalid argument" \
-	"'0' is not a number f with 0 < f <= 1"
 bad devices/device0/memory_fraction 1.5 "Invalid argument" \
-	"'1.5' is not a number f with 0 < f <= 1"
+	"'1.5' is not a number f with 0 <= f <= 1"
+bad devices/device0/memory_fraction 50%% "Invalid argument" \
+	"'50%' is not a number f with 0 <= f <= 1"
 bad devices/device1/memory_fraction half "Invalid argument" \
-	"'half' is not a number f with 0 < f <= 1"
+	"'half' is not a number f with 0 <= f <= 1"
+bad devices/device1/memory_fraction nan "Invalid argument" \
+	"'nan' is not a number f with 0 <= f <= 1"
+bad devices/device1/memory_fraction inf "Invalid argument" \
+	"'inf' is not a number f with 0 <= f <= 1"
 bad workload/replay traces/a.trace "Invalid argument" \
 	"'traces/a.trace' is not an absolute trace path"
 bad workload/replay /nonexistent.trace "No such file or directory" \

@@ -96,7 +96,9 @@ wait_state() { # state
 	fail "replay never reached state $1: $(cat "$MNT/workload/replay")"
 }
 
-value() { cat "$MNT/devices/device${2:-0}/$1"; }
+# A devices/deviceN file's value: its first line (a writable one shows
+# last_error below it).
+value() { head -n 1 "$MNT/devices/device${2:-0}/$1"; }
 
 # The last refusal a ctl file shows.
 last_error() { sed -n 's/^last_error: //p' "$1"; }

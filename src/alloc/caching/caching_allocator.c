@@ -312,17 +312,22 @@ int npa_set_memory_fraction(struct npa *a, int device, double fraction, char *er
 	return rc;
 }
 
+/*
+ * The fraction as set. Upstream's getMemoryFraction divides the limit in
+ * bytes by the device's total, which after the truncation to bytes is not
+ * the number written (0.123456789 of 4 GiB would read back
+ * 0.12345678894780576).
+ */
 double npa_get_memory_fraction(struct npa *a, int device)
 {
 	struct npa_device *dev = npa_device_of(a, device);
-	size_t free, total;
 	double f = 1.0;
 
 	if (dev == NULL)
 		return 1.0;
 	npa_device_lock(dev);
-	if (dev->set_fraction && npa_device_mem_info(device, &free, &total) == 0 && total > 0)
-		f = (double)dev->allowed_memory_maximum / (double)total;
+	if (dev->set_fraction)
+		f = dev->fraction;
 	npa_lock_release(&dev->lock);
 	return f;
 }

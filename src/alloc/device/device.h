@@ -71,6 +71,7 @@ struct npa_device {
 	int active_captures;           /* num_active_captures_ (markCaptureBegin) */
 	size_t total_allocated_memory; /* device bytes held */
 	bool set_fraction;
+	double fraction;               /* as set; the limit is truncated to bytes */
 	size_t allowed_memory_maximum;
 	bool oversize_exact;           /* max_split_size unchanged since creation */
 	/* Some roundup_power2_divisions interval has more than one division;

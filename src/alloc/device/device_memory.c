@@ -63,6 +63,7 @@ int npa_device_set_fraction(struct npa_device *dev, double fraction)
 		return rc;
 	dev->allowed_memory_maximum = (size_t)(fraction * (double)total);
 	dev->set_fraction = fraction < 1.0;
+	dev->fraction = fraction;
 	return 0;
 }
 
