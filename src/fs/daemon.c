@@ -37,8 +37,8 @@ static int start_alloc(struct nmfs *d, const struct nmfs_options *o, struct npa 
 		snprintf(err, errlen, "alloc_conf: %s", why);
 		return rc;
 	}
-	if (npa_conf_pinned_warning(&opt.conf))
-		dlog_printf(&d->log, "alloc_conf: %s", npa_conf_pinned_warning(&opt.conf));
+	if (npa_conf_warning(&opt.conf, why, sizeof(why)))
+		dlog_printf(&d->log, "%s", why);
 	rc = npa_create(&opt, a);
 	if (rc)
 		snprintf(err, errlen, "cannot create the allocator: %s", strerror(-rc));

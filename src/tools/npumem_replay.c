@@ -275,6 +275,9 @@ static int start_allocator(struct run *r, const struct cli *cli)
 				    r->err, sizeof(r->err));
 	if (rc)
 		return refuse(r, "%s", r->err);
+	/* Once, after both sources: the ini and the command line add up. */
+	if (npa_conf_warning(&opt.conf, r->err, sizeof(r->err)))
+		fprintf(stderr, "npumem-replay: %s\n", r->err);
 	if ((rc = npa_create(&opt, &r->alloc)) != 0)
 		return refuse(r, "cannot create the allocator: %s", strerror(-rc));
 	return 0;

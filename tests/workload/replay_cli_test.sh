@@ -307,6 +307,18 @@ assert d["pinned_requested_bytes"] == {"current": 0, "peak": 21474836480}' || fa
 	expect_status 2
 	expect_err "npumem-gentrace: --batch-min is above --batch"
 	;;
+pinned_warning)
+	# The mount logs this warning; the replay says it on stderr, once.
+	printf 'pin b 1\nunpin b\n' >p.trace
+	run --alloc-conf pin_memory_expandable_segments:True,pinned_max_cached_size_mb:64 p.trace
+	expect_status 0
+	warning='npumem-replay: alloc_conf: `pinned_max_round_threshold_mb` and `pinned_max_cached_size_mb` do not take effect when `pin_memory_expandable_segments` is enabled. To use these options, set `pin_memory_expandable_segments` to `False`.'
+	[ "$(grep -c 'do not take effect' err)" = 1 ] || fail "the warning is not on stderr once"
+	grep -qxF "$warning" err || fail "the warning is not in the mount's words"
+	run --alloc-conf pin_memory_expandable_segments:True p.trace
+	expect_status 0
+	grep -q 'do not take effect' err && fail "a warning without pinned_max_* options"
+	;;
 gentrace_churn_options)
 	"$gentrace" churn --live 10 --max-size 2KiB --steps 500 --out c.trace || fail "gentrace failed"
 	awk '$1 == "alloc" && ($3 < 512 || $3 >= 2048) { bad = 1 } END { exit bad }' c.trace ||

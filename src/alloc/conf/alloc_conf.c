@@ -3,6 +3,7 @@
  * gets.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc_conf_impl.h"
@@ -31,6 +32,15 @@ const char *npa_conf_pinned_warning(const struct npa_conf *conf)
 	return "`pinned_max_round_threshold_mb` and `pinned_max_cached_size_mb` do not take "
 	       "effect when `pin_memory_expandable_segments` is enabled. To use these options, "
 	       "set `pin_memory_expandable_segments` to `False`.";
+}
+
+bool npa_conf_warning(const struct npa_conf *conf, char *buf, size_t len)
+{
+	const char *w = npa_conf_pinned_warning(conf);
+
+	if (w)
+		snprintf(buf, len, "alloc_conf: %s", w);
+	return w != NULL;
 }
 
 /* Interval index of a size: floor(log2(size)) - 20, clamped to 0..15. */

@@ -151,6 +151,12 @@ bool npa_conf_key_runtime_safe(enum npa_conf_key k);
  * (the thresholds then do nothing), or NULL.
  */
 const char *npa_conf_pinned_warning(const struct npa_conf *conf);
+/*
+ * That warning as the line the daemon logs and npumem-replay prints, so
+ * both say the same words: true with the line in buf, false when `conf`
+ * earns no warning.
+ */
+bool npa_conf_warning(const struct npa_conf *conf, char *buf, size_t len);
 
 /*
  * Keys whose values differ between `a` and `b` (origins and last_string
