@@ -16,14 +16,19 @@
 
 #define COPY_USAGE "'SRC DST': pinned/NAME and tensors/deviceN[/streamS]/NAME, either way round"
 
-/* One end of the copy, a file of the mount ("pinned/p" or "/pinned/p"). */
-static int resolve_end(struct nmfs *d, const char *word, struct target *t, char *err,
-		       size_t errlen)
+int resolve_written(struct nmfs *d, const char *word, struct target *t)
 {
 	char path[NMFS_WRITE_MAX + 2];
 
 	snprintf(path, sizeof(path), "%s%s", word[0] == '/' ? "" : "/", word);
-	if (tree_resolve(d, path, false, t) != 0) {
+	return tree_resolve(d, path, false, t);
+}
+
+/* One end of the copy, a file of the mount ("pinned/p" or "/pinned/p"). */
+static int resolve_end(struct nmfs *d, const char *word, struct target *t, char *err,
+		       size_t errlen)
+{
+	if (resolve_written(d, word, t) != 0) {
 		snprintf(err, errlen, "no file %s", word);
 		return -ENOENT;
 	}

@@ -118,5 +118,10 @@ extern const struct data_ops pinned_data;
 /* copy_files.c: ctl/copy, non-blocking copies between pinned and device tensors. */
 int store_copy(struct nmfs *d, const struct target *t, const char *value, uid_t caller,
 	       char *err, size_t errlen);
+/* A file a ctl write names, "pinned/p" or "/pinned/p": tree_resolve's result. */
+int resolve_written(struct nmfs *d, const char *word, struct target *t);
+/* stream_use_files.c: ctl/stream_use, record_stream and erase_stream of a tensor. */
+int store_stream_use(struct nmfs *d, const struct target *t, const char *value,
+		     uid_t caller, char *err, size_t errlen);
 
 #endif /* NPUMEMFS_NODES_H */

@@ -142,6 +142,12 @@ static const struct node nodes[] = {
 	    "until the stream syncs",
 	    "'SRC DST': pinned/NAME and tensors/deviceN[/streamS]/NAME, either way round, "
 	    "equal sizes"),
+	CTL("/ctl/stream_use", store_stream_use,
+	    "a tensor's block used on another stream (tensor.record_stream(stream)) or no "
+	    "longer (torch_npu.erase_stream(tensor, stream)): once the tensor is freed, a "
+	    "recorded block stays active until the work then on that stream is done (a sync)",
+	    "'record TENSOR stream=S' or 'erase TENSOR stream=S', TENSOR "
+	    "tensors/deviceN[/streamS]/NAME, S 0..8 on the tensor's device"),
 	CTL("/ctl/empty_virt_addr_cache", store_empty_virt_addr_cache,
 	    "release cached blocks but keep unmapped pages (empty_virt_addr_cache(); needs expandable_segments)",
 	    "1 (all devices) or deviceN (one device)"),

@@ -427,6 +427,25 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 	return rc;
 }
 
+int ts_with_block(struct tensor_store *ts, const char *name, ts_block_fn fn, void *arg,
+		  char *err, size_t errlen)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&ts->lock);
+	struct tensor *t = find(ts, name);
+	void *ptr = t ? t->ptr : NULL;
+	if (ptr)
+		rc = fn(arg, ptr);
+	pthread_mutex_unlock(&ts->lock);
+	if (!ptr && t)
+		snprintf(err, errlen, "tensor %s is empty: it has no block to use on a stream",
+			 name);
+	else if (!t)
+		snprintf(err, errlen, "no tensor %s", name);
+	return ptr ? rc : t ? -EINVAL : -ENOENT;
+}
+
 void ts_touch_all(struct tensor_store *ts)
 {
 	struct tensor *t, *tmp;

@@ -69,6 +69,15 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_t size,
 		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen);
 
+/*
+ * fn with the tensor's block (record_stream, erase_stream), under the
+ * store's lock so an rm cannot free the block meanwhile: what fn returns,
+ * -ENOENT or -EINVAL for an empty tensor (reason in err).
+ */
+typedef int (*ts_block_fn)(void *arg, void *ptr);
+int ts_with_block(struct tensor_store *ts, const char *name, ts_block_fn fn, void *arg,
+		  char *err, size_t errlen);
+
 /* Call fn for each tensor (under the store's lock: fn must not call back). */
 /* Every tensor's bytes may have changed behind the store (a graph replay
  * writes again what its capture recorded): each one's time is now. */
