@@ -60,6 +60,13 @@ static const int ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED = 107036; /* capture not 
 static const int ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD = 107038; /* end not on the beginning thread */
 static const int ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED = 507903; /* the capture was invalidated */
 
+/*
+ * The calling thread's message for its last failed call, in words, or NULL
+ * when there is none; reading it clears it. torch_npu's NPU_CHECK_ERROR
+ * appends it to "NPU function error: ..." (AclGetErrMsg).
+ */
+ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
+
 #ifdef __cplusplus
 }
 #endif

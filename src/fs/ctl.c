@@ -127,7 +127,26 @@ static const char *last_trace(struct nmfs *d, char *buf, size_t len)
 	return buf;
 }
 
-/* "PATH" once, "loop PATH" again and again, or "loop": the last trace looping. */
+/* "start": the last trace again as it ran, looping or once; before any
+ * replay, the ini's. */
+static int start_last(struct nmfs *d, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+
+	pthread_mutex_lock(&d->replay.lock);
+	bool replayed = d->replay.path[0] != '\0';
+	bool loop = replayed ? d->replay.loop : d->replay_loop;
+	snprintf(path, sizeof(path), "%s", replayed ? d->replay.path : d->replay_path);
+	pthread_mutex_unlock(&d->replay.lock);
+	if (!path[0]) {
+		snprintf(err, errlen, "'start': no trace was replayed yet; write PATH or 'loop PATH'");
+		return -EINVAL;
+	}
+	return rw_start(&d->replay, path, loop, err, errlen);
+}
+
+/* "PATH" once, "loop PATH" again and again, "loop": the last trace
+ * looping, "stop" and "start". */
 int store_replay(struct nmfs *d, const struct target *t,
 		 const char *value, uid_t caller, char *err, size_t errlen)
 {
@@ -136,6 +155,10 @@ int store_replay(struct nmfs *d, const struct target *t,
 	const char *path = loop ? value + 4 + (value[4] == ' ') : value;
 
 	(void)t, (void)caller;
+	if (strcmp(value, "stop") == 0)
+		return rw_halt(&d->replay, err, errlen);
+	if (strcmp(value, "start") == 0)
+		return start_last(d, err, errlen);
 	if (loop && path[0] == '\0' && !last_trace(d, last, sizeof(last))[0]) {
 		snprintf(err, errlen, "'loop': no trace was replayed yet; write 'loop PATH'");
 		return -EINVAL;
@@ -143,8 +166,8 @@ int store_replay(struct nmfs *d, const struct target *t,
 	if (loop && path[0] == '\0')
 		path = last;
 	if (path[0] != '/') {
-		snprintf(err, errlen, "'%s' is not an absolute trace path, 'loop PATH' or 'loop'",
-			 value);
+		snprintf(err, errlen, "'%s' is not an absolute trace path, 'loop PATH', 'loop', "
+			 "'stop' or 'start'", value);
 		return -EINVAL;
 	}
 	return rw_start(&d->replay, path, loop, err, errlen);

@@ -33,6 +33,7 @@ struct fs_graph {
 	struct npa_graph *g;
 	int stream;            /* S of its last capture_begin, -1 before one */
 	uint64_t begun;        /* when its last capture began, in captures begun */
+	aclmdlRICaptureMode mode; /* of its last capture_begin */
 	UT_hash_handle hh;
 };
 
@@ -226,6 +227,7 @@ static int begin(struct graph_job *j, struct fs_graph *e, bool enter)
 	if (made)
 		HASH_ADD_STR(j->gs->handles, name, made);
 	e->stream = j->cmd.stream;
+	e->mode = j->cmd.mode;
 	e->begun = ++j->gs->captures;
 	return 0;
 }
@@ -243,13 +245,31 @@ static int run_enter(struct graph_job *j, struct fs_graph *e)
 	return begin(j, e, true);
 }
 
+/* The runtime says which call of which thread invalidated a global
+ * capture; in the mount that thread is the background replay's, and the
+ * fix is the mount's words. */
+static void hint_replay(struct graph_job *j, const struct fs_graph *e)
+{
+	size_t n = strlen(j->err);
+
+	if (e->mode != ACL_MODEL_RI_CAPTURE_MODE_GLOBAL || !rw_running(&j->d->replay))
+		return;
+	snprintf(j->err + n, j->errlen - n,
+		 ". The background replay (workload/replay) queries events while it runs: "
+		 "capture with mode=thread_local, or stop the replay first "
+		 "(echo stop > workload/replay)");
+}
+
 /* The capture ends on the stream it began on: the graph's own. */
 static int run_capture_end(struct graph_job *j, struct fs_graph *e)
 {
 	struct npa_graph_info info;
 
 	npa_graph_get_info(e->g, &info);
-	return npa_graph_capture_end(e->g, info.stream, j->err, j->errlen);
+	int rc = npa_graph_capture_end(e->g, info.stream, j->err, j->errlen);
+	if (rc == -EIO)
+		hint_replay(j, e);
+	return rc;
 }
 
 /* A replay writes again the tensor bytes its capture recorded, on any

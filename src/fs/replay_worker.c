@@ -233,6 +233,35 @@ int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
 	return rc;
 }
 
+int rw_halt(struct replay_worker *rw, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&rw->start_lock);
+	pthread_mutex_lock(&rw->lock);
+	bool idle = rw->state == RW_IDLE;
+	pthread_mutex_unlock(&rw->lock);
+	if (idle) {
+		pthread_mutex_unlock(&rw->start_lock);
+		snprintf(err, errlen, "no trace was replayed yet: nothing to stop");
+		return -EINVAL;
+	}
+	atomic_store(&rw->stop, true);
+	reap(rw);
+	pthread_mutex_lock(&rw->lock);
+	rw->state = RW_STOPPED;
+	pthread_mutex_unlock(&rw->lock);
+	dlog_printf(rw->log, "replay %s: stopped, what it held is freed", rw->path);
+	pthread_mutex_unlock(&rw->start_lock);
+	return 0;
+}
+
+bool rw_running(struct replay_worker *rw)
+{
+	pthread_mutex_lock(&rw->lock);
+	bool running = rw->state == RW_RUNNING;
+	pthread_mutex_unlock(&rw->lock);
+	return running;
+}
+
 void rw_stop(struct replay_worker *rw)
 {
 	pthread_mutex_lock(&rw->start_lock);

@@ -67,7 +67,15 @@ void rw_init(struct replay_worker *rw, struct allocator target,
  */
 int rw_start(struct replay_worker *rw, const char *path, bool loop, char *err,
 	     size_t errlen);
-/* Stop the running replay, if any, and free what every replay held. */
+/*
+ * The verb `stop`: end the running replay after its current event and free
+ * what it holds, as the daemon's end does; its trace and loop stay for
+ * rw_start. -EINVAL before any replay.
+ */
+int rw_halt(struct replay_worker *rw, char *err, size_t errlen);
+bool rw_running(struct replay_worker *rw);
+/* At the daemon's end: stop the running replay, if any, and free what
+ * every replay held. */
 void rw_stop(struct replay_worker *rw);
 int rw_format(struct replay_worker *rw, struct sbuf *out);
 

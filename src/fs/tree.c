@@ -195,8 +195,10 @@ static const struct node nodes[] = {
 	DIR_("/workload"),
 	CTL_SHOWN("/workload/replay", show_replay, store_replay,
 		  "a trace replayed in the background; read: state, progress, last error",
-		  "an absolute trace path (once), 'loop PATH' (again and again) or 'loop' "
-		  "(the last trace again, looping); refused while a replay runs"),
+		  "an absolute trace path (once), 'loop PATH' (again and again), 'loop' "
+		  "(the last trace again, looping), 'stop' (ends the replay after its current "
+		  "event and frees what it holds) or 'start' (the last trace again from its "
+		  "start, looping if it looped); a new replay is refused while one runs"),
 };
 
 #define NNODES (sizeof(nodes) / sizeof(nodes[0]))

@@ -7,6 +7,9 @@
  * thread) frees the model, as CANN's ClearCaptureModel does, so that no
  * model is left that the caller has no handle for.
  */
+#include <stdio.h>
+#include <unistd.h>
+
 #include "capture.h"
 #include "sched.h"
 
@@ -98,6 +101,22 @@ static aclError end_refusal(const struct sim_stream *s)
 	return ACL_SUCCESS;
 }
 
+/* The end's caller learns which call, made by whom, invalidated it. */
+static void tell_why_invalidated(const struct sim_stream *s)
+{
+	if (!s->cap.invalidated_by[0])
+		return;
+	if (s->cap.mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+		sim_set_recent_error("the capture was invalidated by %s, a call a global capture "
+				     "forbids on every thread of device %d; a thread_local or "
+				     "relaxed capture allows it on other threads",
+				     s->cap.invalidated_by, s->device);
+	else
+		sim_set_recent_error("the capture was invalidated by %s, a call a thread_local "
+				     "capture forbids on the thread that began it; a relaxed "
+				     "capture allows it", s->cap.invalidated_by);
+}
+
 static aclError end_locked(struct sim_stream *s, aclmdlRI *modelRI)
 {
 	struct sim_model *m;
@@ -108,6 +127,8 @@ static aclError end_locked(struct sim_stream *s, aclmdlRI *modelRI)
 	if (!modelRI)
 		return ACL_ERROR_RT_PARAM_INVALID;
 	rc = end_refusal(s);
+	if (rc == ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED)
+		tell_why_invalidated(s);
 	m = stop_capture(s);
 	if (rc != ACL_SUCCESS) {
 		model_free(m);
@@ -192,7 +213,21 @@ static bool forbids(const struct sim_stream *s, int device)
 	       pthread_equal(c->thread, pthread_self());
 }
 
-static bool unsafe_call_locked(bool invalidates)
+/* The first call to invalidate a capture is its reason; later ones only
+ * follow from it. */
+static void invalidate(struct sim_capture *c, const char *call)
+{
+	char name[16] = "?";
+
+	if (c->status == ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED)
+		return;
+	c->status = ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED;
+	pthread_getname_np(pthread_self(), name, sizeof(name));
+	snprintf(c->invalidated_by, sizeof(c->invalidated_by), "%s on thread %s (tid %d)",
+		 call, name, (int)gettid());
+}
+
+static bool unsafe_call_locked(const char *invalidating_call)
 {
 	int device = sim_current_device();
 	struct sim_stream *s, *tmp;
@@ -202,25 +237,25 @@ static bool unsafe_call_locked(bool invalidates)
 		if (!forbids(s, device))
 			continue;
 		forbidden = true;
-		if (invalidates)
-			s->cap.status = ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED;
+		if (invalidating_call)
+			invalidate(&s->cap, invalidating_call);
 	}
 	return forbidden;
 }
 
-aclError capture_unsafe_call(bool invalidates)
+aclError capture_unsafe_call(const char *invalidating_call)
 {
 	bool forbidden;
 
 	if (atomic_load(&sim.capturing) == 0)
 		return ACL_SUCCESS;
 	pthread_mutex_lock(&sim.sched_lock);
-	forbidden = unsafe_call_locked(invalidates);
+	forbidden = unsafe_call_locked(invalidating_call);
 	pthread_mutex_unlock(&sim.sched_lock);
 	return forbidden ? ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT : ACL_SUCCESS;
 }
 
 bool npusim_capture_forbids_query(void)
 {
-	return capture_unsafe_call(false) != ACL_SUCCESS;
+	return capture_unsafe_call(NULL) != ACL_SUCCESS;
 }

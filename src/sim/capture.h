@@ -16,9 +16,9 @@ bool capture_on_device(int device);
  * For a call that a capture mode can forbid (aclrtMemcpy, event queries
  * and synchronizes): ACL_SUCCESS if the captures under way allow it on
  * the calling thread, else ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, with the
- * forbidding captures invalidated if `invalidates`. Lock-free while no
- * stream captures.
+ * forbidding captures invalidated if `invalidating_call` (the call's name,
+ * kept as the reason) is not NULL. Lock-free while no stream captures.
  */
-aclError capture_unsafe_call(bool invalidates);
+aclError capture_unsafe_call(const char *invalidating_call);
 
 #endif /* NPUSIM_CAPTURE_H */

@@ -153,13 +153,14 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 
 /* Where event `event` stands, for a call a capture refuses (a query or a
  * wait would make the capture depend on work outside it). */
-static aclError read_event_outside_capture(aclrtEvent event, struct event_point *p)
+static aclError read_event_outside_capture(aclrtEvent event, struct event_point *p,
+					   const char *call)
 {
 	struct sim_event *e = event_table_find(&sim.events, event);
 
 	if (!e)
 		return ACL_ERROR_INVALID_PARAM;
-	if (capture_unsafe_call(true) != ACL_SUCCESS)
+	if (capture_unsafe_call(call) != ACL_SUCCESS)
 		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
 	read_point(e, p);
 	return ACL_SUCCESS;
@@ -174,7 +175,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 		return ACL_ERROR_UNINITIALIZE;
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	if ((rc = read_event_outside_capture(event, &p)) != ACL_SUCCESS)
+	if ((rc = read_event_outside_capture(event, &p, "aclrtQueryEventStatus")) != ACL_SUCCESS)
 		return rc;
 	*status = point_complete(&p) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
 				     : ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -202,7 +203,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 
 	if (!atomic_load(&sim.up))
 		return ACL_ERROR_UNINITIALIZE;
-	if ((rc = read_event_outside_capture(event, &p)) != ACL_SUCCESS)
+	if ((rc = read_event_outside_capture(event, &p, "aclrtSynchronizeEvent")) != ACL_SUCCESS)
 		return rc;
 	/* Already complete: nothing to wait for, the clock stays. */
 	if (point_complete(&p))

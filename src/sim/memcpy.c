@@ -63,7 +63,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 	aclError rc = sim_copy_check(dst, destMax, src, count, kind);
 
 	if (rc == ACL_SUCCESS)
-		rc = capture_unsafe_call(false);
+		rc = capture_unsafe_call(NULL);
 	if (rc == ACL_SUCCESS)
 		memmove(dst, src, count);
 	return rc;

@@ -45,6 +45,10 @@ struct sim_capture {
 	aclmdlRICaptureStatus status;
 	aclmdlRICaptureMode mode;
 	pthread_t thread;      /* the thread that began it */
+	/* The first unsafe call that invalidated it and the thread that made
+	 * it: the end's caller can only be told afterwards, and another
+	 * thread made the call. */
+	char invalidated_by[96];
 };
 
 struct sim_stream {
@@ -121,6 +125,8 @@ extern struct sim_state sim;
 
 /* The calling thread's current device (0 until aclrtSetDevice). */
 int sim_current_device(void);
+/* What aclGetRecentErrMsg tells the calling thread next. */
+void sim_set_recent_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The device whose aclrtMalloc range holds `p`, or NULL. */
 struct sim_device *sim_device_holding(const void *p);
 /* Whether [p, p + n) lies in one live aclrtMalloc block or mapped VM. */

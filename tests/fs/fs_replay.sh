@@ -45,7 +45,7 @@ check_stats_consistent 0
 
 # After a one-shot replay, 'loop' brings the last trace back, looping.
 expect_fail "echo 'loop x' > '$MNT/workload/replay'" "Invalid argument"
-grep -q "^last_error: 'loop x' is not an absolute trace path, 'loop PATH' or 'loop'$" \
+grep -q "^last_error: 'loop x' is not an absolute trace path, 'loop PATH', 'loop', 'stop' or 'start'$" \
 	"$MNT/workload/replay" || fail "last_error of 'loop x': $(cat "$MNT/workload/replay")"
 echo loop >"$MNT/workload/replay" || fail "'loop' after a one-shot replay"
 grep -qx "trace: $WORK/two.trace" "$MNT/workload/replay" || fail "'loop' took another trace"

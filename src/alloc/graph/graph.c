@@ -63,11 +63,15 @@ static int refuse(char *err, size_t errlen, int rc, const char *msg)
 	return rc;
 }
 
-/* NPU_CHECK_ERROR's message for a failed runtime call. */
+/* NPU_CHECK_ERROR's message for a failed runtime call, with the runtime's
+ * words for it when it has some (AclGetErrMsg). */
 static int acl_failed(char *err, size_t errlen, const char *call, aclError e)
 {
+	const char *why = aclGetRecentErrMsg();
+
 	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "NPU function error: %s, error code is %d", call, e);
+		snprintf(err, errlen, "NPU function error: %s, error code is %d%s%s", call, e,
+			 why ? ": " : "", why ? why : "");
 	return e == ACL_ERROR_INVALID_PARAM ? -EINVAL : -EIO;
 }
 
@@ -93,6 +97,8 @@ static void abandon_capture(struct npa_graph *g)
 		return;
 	if (aclmdlRICaptureEnd(g->stream, &model) == ACL_SUCCESS)
 		aclmdlRIDestroy(model);
+	else
+		aclGetRecentErrMsg(); /* nobody asked: not a later call's reason */
 	npa_mark_capture_end(g->a, g->device);
 	end_pools(g);
 	g->capturing = false;
