@@ -476,6 +476,23 @@ static int do_fraction(struct wl_replay *r, const struct wl_event *ev, char *err
 	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
 }
 
+/* The built-in allocator's, current or not, as ctl/empty_virt_addr_cache;
+ * without expandable segments it refuses with upstream's text. A replay
+ * into a plug-in alone has no caching allocator to empty. */
+static int do_empty_virt_addr_cache(struct wl_replay *r, const struct wl_event *ev,
+				    char *err, size_t errlen)
+{
+	struct npa *a = r->a.ops->builtin(r->a.self);
+	int rc = -ENOTSUP;
+
+	if (a != NULL)
+		rc = npa_empty_virt_addr_cache(a, -1, r->msg, sizeof(r->msg));
+	else
+		snprintf(r->msg, sizeof(r->msg), "empty_virt_addr_cache: no caching allocator "
+			 "behind the plug-in");
+	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
+}
+
 static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 		    size_t errlen)
 {
@@ -495,6 +512,8 @@ static int do_event(struct wl_replay *r, const struct wl_event *ev, char *err,
 	case WL_EMPTY_CACHE:
 		return refused(r, ev, r->a.ops->empty_cache(r->a.self, -1), "empty_cache",
 			       err, errlen);
+	case WL_EMPTY_VIRT_ADDR_CACHE:
+		return do_empty_virt_addr_cache(r, ev, err, errlen);
 	case WL_RESET_PEAK:
 		return refused(r, ev, r->a.ops->reset_peak(r->a.self, -1), "reset_peak",
 			       err, errlen);

@@ -49,17 +49,39 @@ static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *er
 	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
 }
 
+/* pool=graph:G is G.pool(), which upstream refuses before G's capture
+ * has ended; pool=P the handle kept as P. The parser has checked G's
+ * device. G is the capturing graph itself when the replay has not made it
+ * yet: made now, as NPUGraph() exists before its pool() is asked. */
+static int capture_pool(struct wl_replay *r, const struct wl_event *ev,
+			struct npa_pool_id *id)
+{
+	struct npa_graph **other = &r->graphs[ev->pool];
+	int rc;
+
+	if (!(ev->flags & WL_POOL_OF_GRAPH)) {
+		*id = wl_pool_handle_id(r->npa, &r->pools[ev->pool].handle);
+		return 0;
+	}
+	if (*other == NULL && (rc = npa_graph_new(r->npa, r->a, other)) != 0) {
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return rc;
+	}
+	return wl_graph_pool_of(*other, "named by pool=graph:", ev->device, id, r->msg,
+				sizeof(r->msg));
+}
+
 static int capture_begin(struct wl_replay *r, const struct wl_event *ev, char *err,
 			 size_t errlen)
 {
 	struct wl_capture c = { .device = ev->device,
-				.mode = (aclmdlRICaptureMode)ev->flags };
+				.mode = (aclmdlRICaptureMode)(ev->flags & ~WL_POOL_OF_GRAPH) };
 	int rc = wl_replay_stream(r, ev, ev->device, ev->stream, &c.stream, err, errlen);
 
 	if (rc)
 		return rc;
-	if (ev->pool != WL_NO_POOL)
-		c.pool = wl_pool_handle_id(r->npa, &r->pools[ev->pool].handle);
+	if (ev->pool != WL_NO_POOL && (rc = capture_pool(r, ev, &c.pool)) != 0)
+		return said(r, ev, rc, err, errlen);
 	aclrtSetDevice(ev->device);
 	rc = wl_graph_capture_begin(r->npa, r->a, &r->graphs[ev->slot], &c, r->msg,
 				    sizeof(r->msg));

@@ -11,9 +11,10 @@
  *     erase_stream ID STREAM                 torch_npu.erase_stream(tensor, stream)
  *     sync [STREAM]
  *     empty_cache
+ *     empty_virt_addr_cache                  needs expandable_segments, as upstream
  *     reset_peak | reset_accumulated
  *     fraction F [device=D]                  0 <= F <= 1, as upstream allows
- *     capture_begin STREAM [pool=P] [graph=G] [mode=M] [device=D]
+ *     capture_begin STREAM [pool=P|pool=handle:P|pool=graph:G2] [graph=G] [mode=M] [device=D]
  *     capture_end STREAM
  *     graph_replay G [stream=S]
  *     graph_reset G
@@ -38,8 +39,13 @@
  * (or an unnamed one, which lives until the end of the trace) capture
  * STREAM into pool P, taken from graph_pool_handle() the first time a line
  * names P and shared by every later line naming it, or into a pool of the
- * graph's own without pool=; capture_end STREAM ends the capture under way
- * on STREAM. mempool_create is MemPool(use_on_oom, no_split), mempool_begin
+ * graph's own without pool=. pool=handle:P is the same handle as pool=P;
+ * pool=graph:G2 is G2.pool(), the pool of graph G2's capture, which must
+ * have ended (upstream refuses otherwise) on the same device. ctl/graph
+ * spells G2.pool() as a bare pool=G2, but a bare pool=P stays a handle
+ * here so that existing traces replay as they did. capture_end STREAM
+ * ends the capture under way on STREAM. empty_virt_addr_cache is the
+ * built-in allocator's, as ctl/empty_virt_addr_cache. mempool_create is MemPool(use_on_oom, no_split), mempool_begin
  * and mempool_end are use_mem_pool()'s entry and exit for one stream's
  * allocations, mempool_release is the MemPool's destructor. The parser
  * refuses what cannot name anything (capture_end of a stream not
@@ -97,11 +103,15 @@ enum wl_op {
 	WL_UNPIN,
 	WL_COPY,
 	WL_HOST_EMPTY_CACHE,
+	WL_EMPTY_VIRT_ADDR_CACHE,
 };
-#define WL_NOPS (WL_HOST_EMPTY_CACHE + 1)
+#define WL_NOPS (WL_EMPTY_VIRT_ADDR_CACHE + 1)
 
 /* capture_begin without pool=: the graph takes a pool of its own. */
 #define WL_NO_POOL UINT32_MAX
+/* capture_begin's flags beside its mode: pool=graph:G, so pool is G's
+ * dense graph index, not a pool's. */
+#define WL_POOL_OF_GRAPH 0x80000000u
 /* launch_op without ns=; the launcher's OP_OPEN_ENDED (op_launch.h). */
 #define WL_OPEN_ENDED UINT64_MAX
 /* mempool_create's flags. */
@@ -114,9 +124,12 @@ struct wl_event {
 		uint64_t size;     /* alloc; launch_op: workspace bytes */
 		double fraction;   /* fraction */
 		struct {
-			uint32_t pool;   /* capture_begin, mempool_*: dense pool index */
+			uint32_t pool;   /* capture_begin, mempool_*: dense pool index
+					  * (capture_begin with WL_POOL_OF_GRAPH:
+					  * the graph's) */
 			uint32_t flags;  /* mempool_create: WL_POOL_*; capture_begin:
-					  * its aclmdlRICaptureMode */
+					  * its aclmdlRICaptureMode, and
+					  * WL_POOL_OF_GRAPH */
 		};
 	};
 	/* dense index of the trace ID (alloc, free, record_stream), of the

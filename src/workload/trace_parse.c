@@ -547,6 +547,7 @@ static const struct command {
 	{ "unpin", WL_UNPIN, wl_parse_unpin },
 	{ "copy", WL_COPY, wl_parse_copy },
 	{ "host_empty_cache", WL_HOST_EMPTY_CACHE, parse_bare },
+	{ "empty_virt_addr_cache", WL_EMPTY_VIRT_ADDR_CACHE, parse_bare },
 };
 
 _Static_assert(sizeof(commands) / sizeof(commands[0]) == WL_NOPS, "a row per wl_op");

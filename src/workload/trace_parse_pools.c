@@ -111,6 +111,38 @@ static int pool_for(struct parser *p, const char *name, uint32_t *index)
 	return rc;
 }
 
+/* pool=graph:G: G.pool(). A pool is one device's: another device's graph
+ * is refused with ctl/graph's words. */
+static int pool_of_graph(struct parser *p, const char *name, struct wl_event *ev)
+{
+	struct graph_entry *g;
+
+	if (*name == '\0')
+		return wl_parse_bad(p, "empty pool=graph: name");
+	HASH_FIND_STR(p->graphs, name, g);
+	if (g == NULL)
+		return wl_parse_bad(p, "capture_begin pool=graph:%s: unknown graph '%s'", name,
+				    name);
+	if (g->device != ev->device)
+		return wl_parse_bad(p, "graph %s's pool is on device%d, not device%d", name,
+				    g->device, ev->device);
+	ev->pool = g->index;
+	ev->flags |= WL_POOL_OF_GRAPH;
+	return 0;
+}
+
+/* pool=handle:H is bare pool=H, a handle shared with mempool names. */
+static int capture_pool(struct parser *p, const char *pool, struct wl_event *ev)
+{
+	if (strncmp(pool, "graph:", 6) == 0)
+		return pool_of_graph(p, pool + 6, ev);
+	if (strncmp(pool, "handle:", 7) != 0)
+		return pool_for(p, pool, &ev->pool);
+	if (pool[7] == '\0')
+		return wl_parse_bad(p, "empty pool=handle: name");
+	return pool_for(p, pool + 7, &ev->pool);
+}
+
 static int16_t device_or_0(const struct options *o)
 {
 	return (int16_t)(o->device < 0 ? 0 : o->device);
@@ -153,11 +185,11 @@ int wl_parse_capture_begin(struct parser *p, char **f, int nf, struct wl_event *
 	if ((rc = graph_for(p, o.graph, &g, &ev->slot)) != 0)
 		return rc;
 	ev->pool = WL_NO_POOL;
-	if (o.pool != NULL && (rc = pool_for(p, o.pool, &ev->pool)) != 0)
-		return rc;
 	ev->stream = s->index;
 	ev->device = device_or_0(&o);
 	ev->flags = (uint32_t)o.mode;
+	if (o.pool != NULL && (rc = capture_pool(p, o.pool, ev)) != 0)
+		return rc;
 	start_capture(p, s, g, ev);
 	return 0;
 }

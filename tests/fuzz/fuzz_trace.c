@@ -75,10 +75,17 @@ static bool names_a_graph(uint16_t op)
 	       op == WL_GRAPH_RESET;
 }
 
+/* capture_begin with pool=graph:G names G's graph index instead. */
 static bool names_a_pool(const struct wl_event *ev)
 {
-	return (ev->op == WL_CAPTURE_BEGIN && ev->pool != WL_NO_POOL) ||
+	return (ev->op == WL_CAPTURE_BEGIN && ev->pool != WL_NO_POOL &&
+		!(ev->flags & WL_POOL_OF_GRAPH)) ||
 	       (ev->op >= WL_MEMPOOL_CREATE && ev->op <= WL_MEMPOOL_RELEASE);
+}
+
+static bool names_a_graphs_pool(const struct wl_event *ev)
+{
+	return ev->op == WL_CAPTURE_BEGIN && (ev->flags & WL_POOL_OF_GRAPH);
 }
 
 /* The graph capturing on each dense stream (UINT32_MAX: none). */
@@ -103,6 +110,8 @@ static void check_pools(const struct wl_trace *t, const struct wl_event *ev,
 	if (names_a_graph(ev->op) && ev->slot >= t->ngraphs)
 		abort();
 	if (names_a_pool(ev) && ev->pool >= t->npools)
+		abort();
+	if (names_a_graphs_pool(ev) && ev->pool >= t->ngraphs)
 		abort();
 	if (ev->op == WL_MEMPOOL_CREATE && (ev->flags & ~(WL_POOL_USE_ON_OOM | WL_POOL_NO_SPLIT)))
 		abort();

@@ -101,6 +101,36 @@ static void free_keeps_the_segment_cached_and_empty_cache_releases_it(void **sta
 	stop_fixture(fx);
 }
 
+/* torch.npu.empty_virt_addr_cache(): the cached segment goes, as with
+ * empty_cache, once expandable segments are on. */
+static void empty_virt_addr_cache_releases_the_cached_segment(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+	char err[WL_ERRLEN];
+
+	(void)state;
+	assert_int_equal(npa_set_conf(fx->a, "expandable_segments:True", NPA_ORIGIN_WRITE, err,
+				      sizeof(err)), 0);
+	load(fx, "alloc a 30MiB\nfree a\nempty_virt_addr_cache\n");
+	run_all(fx);
+	assert_int_equal(stats(fx, 0).reserved_bytes[NPA_STAT_ALL].current, 0);
+	stop_fixture(fx);
+}
+
+/* Without expandable segments the allocator refuses, with upstream's text. */
+static void empty_virt_addr_cache_needs_expandable_segments(void **state)
+{
+	struct fixture *fx = start(1, 8 * GiB);
+
+	(void)state;
+	load(fx, "alloc a 1MiB\nfree a\nempty_virt_addr_cache\n");
+	assert_int_equal(wl_replay_run(fx->r, 0, fx->t->nevents, NULL, fx->err, sizeof(fx->err)),
+			 -EINVAL);
+	assert_string_equal(fx->err, "t:3: Unsupported config for empty_virt_addr_cache, please "
+				     "enable expandable_segments.");
+	stop_fixture(fx);
+}
+
 static void record_stream_keeps_a_freed_block_active_until_its_stream_syncs(void **state)
 {
 	struct fixture *fx = start(1, 8 * GiB);
@@ -520,6 +550,8 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 		T(alloc_of_1_mib_plus_1_reserves_a_20_mib_segment),
 		T(free_keeps_the_segment_cached_and_empty_cache_releases_it),
+		T(empty_virt_addr_cache_releases_the_cached_segment),
+		T(empty_virt_addr_cache_needs_expandable_segments),
 		T(record_stream_keeps_a_freed_block_active_until_its_stream_syncs),
 		T(a_sync_before_the_free_leaves_its_event_pending),
 		T(complete_returns_the_freed_block_at_the_next_alloc),

@@ -100,7 +100,7 @@ static void op_names_are_the_trace_commands(void **state)
 		"reset_peak", "reset_accumulated", "fraction", "capture_begin",
 		"capture_end", "graph_replay", "graph_reset", "mempool_create",
 		"mempool_begin", "mempool_end", "mempool_release", "complete", "launch_op",
-		"pin", "unpin", "copy", "host_empty_cache",
+		"pin", "unpin", "copy", "host_empty_cache", "empty_virt_addr_cache",
 	};
 
 	(void)state;

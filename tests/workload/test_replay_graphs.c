@@ -85,12 +85,12 @@ static size_t func_with_temps(char *buf, size_t len, size_t n, unsigned *id, uns
 }
 
 /* One graph of test_graph_two_successive: a clone, then func 5 times. */
-static size_t one_graph(char *buf, size_t len, size_t n, unsigned *id, const char *pool)
+static size_t one_graph(char *buf, size_t len, size_t n, unsigned *id, const char *opts)
 {
 	unsigned b = (*id)++;
 
 	n += (size_t)snprintf(buf + n, len - n, "capture_begin 1%s\nalloc t%u 4000 stream=1\n",
-			      pool, b);
+			      opts, b);
 	for (int i = 0; i < 5; i++) {
 		unsigned next = *id + 4;
 		n = func_with_temps(buf, len, n, id, b);
@@ -99,21 +99,43 @@ static size_t one_graph(char *buf, size_t len, size_t n, unsigned *id, const cha
 	return n + (size_t)snprintf(buf + n, len - n, "capture_end 1\n");
 }
 
-static int64_t two_successive(const struct npa_flavor *flavor, bool share)
+/* test_graph_two_successive's two graphs, each capture_begin with its
+ * own options; the bytes reserved at the end. */
+static int64_t two_captures(const struct npa_flavor *flavor, const char *first,
+			    const char *second)
 {
 	static char text[8192];
-	const char *pool = share ? " pool=P" : "";
 	unsigned id = 0;
 	size_t n = (size_t)snprintf(text, sizeof(text), "alloc in 4000\n");
 	struct fixture *fx = start(flavor);
 
-	n = one_graph(text, sizeof(text), n, &id, pool);
-	one_graph(text, sizeof(text), n, &id, pool);
+	n = one_graph(text, sizeof(text), n, &id, first);
+	one_graph(text, sizeof(text), n, &id, second);
 	load(fx, text);
 	run_all(fx);
 	int64_t bytes = reserved(fx);
 	stop_fixture(fx);
 	return bytes;
+}
+
+static int64_t two_successive(const struct npa_flavor *flavor, bool share)
+{
+	const char *pool = share ? " pool=P" : "";
+
+	return two_captures(flavor, pool, pool);
+}
+
+/* g1.capture_begin(pool=g0.pool()): the second graph shares the first's. */
+static void pool_graph_g_shares_that_graphs_pool(void **state)
+{
+	assert_int_equal(two_captures(FLAVOR(state), " graph=g0", " graph=g1 pool=graph:g0"),
+			 4194304);
+}
+
+/* pool=handle:P is the handle bare pool=P keeps. */
+static void pool_handle_h_is_the_bare_pool_name(void **state)
+{
+	assert_int_equal(two_captures(FLAVOR(state), " pool=P", " pool=handle:P"), 4194304);
 }
 
 static void two_graphs_sharing_a_pool_save_one_small_segment(void **state)
@@ -267,6 +289,14 @@ static void empty_cache_during_a_capture_is_refused(void **state)
 		"t:4: empty_cache failed: refused while a capture is under way on the device");
 }
 
+/* g1.capture_begin(pool=g0.pool()) while g0 still captures. */
+static void the_pool_of_a_graph_still_capturing_is_refused(void **state)
+{
+	refused(state, "capture_begin 1 graph=g0\ncapture_begin 2 graph=g1 pool=graph:g0\n",
+		NPU(state) ? "t:2: Called NPUGraph::pool() without a preceding successful capture."
+			   : "t:2: Called CUDAGraph::pool() without a preceding successful capture.");
+}
+
 /* A reset graph captures again, into a new pool of its own. */
 static void a_reset_graph_captures_again(void **state)
 {
@@ -293,6 +323,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH(two_graphs_sharing_a_pool_save_one_small_segment),
+		BOTH(pool_graph_g_shares_that_graphs_pool),
+		BOTH(pool_handle_h_is_the_bare_pool_name),
 		BOTH(use_mem_pool_takes_a_use_and_gives_it_back),
 		BOTH(a_live_mempool_keeps_its_memory_through_empty_cache),
 		BOTH(graph_reset_lets_empty_cache_free_the_pool),
@@ -304,6 +336,7 @@ int main(void)
 		BOTH(a_replay_after_reset_is_refused),
 		BOTH(empty_cache_during_a_capture_is_refused),
 		BOTH(a_reset_graph_captures_again),
+		BOTH(the_pool_of_a_graph_still_capturing_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,15 +189,15 @@ static void every_command_has_its_op(void **state)
 {
 	struct wl_trace *t = parse_ok("alloc a 1\nrecord_stream a 1\nfree a\nsync 1\n"
 				      "empty_cache\nreset_peak\nreset_accumulated\n"
-				      "fraction 0.5\n");
+				      "fraction 0.5\nempty_virt_addr_cache\n");
 	static const enum wl_op ops[] = {
 		WL_ALLOC, WL_RECORD_STREAM, WL_FREE, WL_SYNC, WL_EMPTY_CACHE,
-		WL_RESET_PEAK, WL_RESET_ACCUMULATED, WL_FRACTION,
+		WL_RESET_PEAK, WL_RESET_ACCUMULATED, WL_FRACTION, WL_EMPTY_VIRT_ADDR_CACHE,
 	};
 
 	(void)state;
-	assert_int_equal(t->nevents, 8);
-	for (size_t i = 0; i < 8; i++)
+	assert_int_equal(t->nevents, 9);
+	for (size_t i = 0; i < 9; i++)
 		assert_int_equal(t->events[i].op, ops[i]);
 	wl_trace_free(t);
 }
@@ -248,6 +248,26 @@ static void captures_resolve_graphs_pools_and_streams(void **state)
 	assert_int_equal(t->ngraphs, 4);
 	assert_int_equal(t->npools, 1);
 	assert_int_equal(t->max_device, 2);
+	wl_trace_free(t);
+}
+
+/* pool=graph:G names graph G's pool; pool=handle:H and bare pool=H one handle. */
+static void pool_graph_names_a_graph_and_pool_handle_the_bare_name(void **state)
+{
+	struct wl_trace *t = parse_ok("capture_begin 1 graph=g0\ncapture_end 1\n"
+				      "capture_begin 2 graph=g1 pool=graph:g0\ncapture_end 2\n"
+				      "capture_begin 3 pool=handle:P\ncapture_end 3\n"
+				      "capture_begin 4 pool=P\ncapture_end 4\n");
+	const struct wl_event *ev = t->events;
+
+	(void)state;
+	assert_int_equal(ev[0].flags & WL_POOL_OF_GRAPH, 0);
+	assert_int_equal(ev[2].flags & WL_POOL_OF_GRAPH, WL_POOL_OF_GRAPH);
+	assert_int_equal(ev[2].pool, ev[0].slot);
+	assert_int_equal(ev[2].flags & ~WL_POOL_OF_GRAPH, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
+	assert_int_equal(ev[4].pool, ev[6].pool);
+	assert_int_equal(ev[4].flags & WL_POOL_OF_GRAPH, 0);
+	assert_int_equal(t->npools, 1);
 	wl_trace_free(t);
 }
 
@@ -402,7 +422,6 @@ static void load_names_messages_after_the_path(void **state)
 
 int main(void)
 {
-	static struct CMUnitTest tests[NBAD_TRACES + 18];
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(comments_and_blank_lines_are_skipped_but_counted),
 		cmocka_unit_test(sizes_take_iec_suffixes),
@@ -414,6 +433,7 @@ int main(void)
 		cmocka_unit_test(fraction_accepts_zero_and_one_with_a_device),
 		cmocka_unit_test(every_command_has_its_op),
 		cmocka_unit_test(captures_resolve_graphs_pools_and_streams),
+		cmocka_unit_test(pool_graph_names_a_graph_and_pool_handle_the_bare_name),
 		cmocka_unit_test(mempools_take_flags_and_share_names_with_pools),
 		cmocka_unit_test(a_line_longer_than_4096_bytes_is_refused),
 		cmocka_unit_test(a_nul_byte_past_the_first_block_names_its_line),
@@ -423,6 +443,7 @@ int main(void)
 		cmocka_unit_test(missing_file_gives_its_name_and_enoent),
 		cmocka_unit_test(load_names_messages_after_the_path),
 	};
+	static struct CMUnitTest tests[NBAD_TRACES + sizeof(fixed) / sizeof(fixed[0])];
 	size_t n = 0;
 
 	for (size_t i = 0; i < NBAD_TRACES; i++) {
