@@ -48,6 +48,7 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		return -ENOMEM;
 	a->flavor = flavor;
 	a->conf = opt->conf;
+	a->no_caching = opt->no_caching;
 	a->next_user_pool = 1;
 	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;
