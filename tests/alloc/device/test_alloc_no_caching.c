@@ -74,11 +74,28 @@ static void uncached_malloc_after_free_goes_to_the_device_again(void **state)
 	fx_stop(a);
 }
 
+/* recordStream and eraseStream skip a tensor whose deleter is uncached_delete. */
+static void uncached_record_and_erase_stream_are_skipped(void **state)
+{
+	(void)state;
+	struct npa *a = start_uncached();
+	aclrtStream s;
+	void *p = fx_malloc(a, 1 * MiB, NULL);
+
+	assert_int_equal(aclrtCreateStream(&s), ACL_SUCCESS);
+	assert_int_equal(npa_record_stream(a, p, s), 0);
+	assert_int_equal(npa_erase_stream(a, p, s), 0);
+	fx_free(a, p);
+	aclrtDestroyStream(s);
+	fx_stop(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(uncached_1mib_returns_to_the_device_at_once_stats_stay_zero),
 		cmocka_unit_test(uncached_malloc_after_free_goes_to_the_device_again),
+		cmocka_unit_test(uncached_record_and_erase_stream_are_skipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
