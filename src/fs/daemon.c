@@ -26,7 +26,8 @@ static int start_alloc(struct nmfs *d, const struct nmfs_options *o, struct npa 
 	const char *alloc_conf = o->alloc_conf ? o->alloc_conf : "";
 	struct npa_options opt = { .flavor = d->flavor,
 				   .device_count = d->device_count,
-				   .host_capacity = o->host_capacity };
+				   .host_capacity = o->host_capacity,
+				   .no_caching = o->no_caching };
 	char why[NPA_CONF_ERRLEN];
 	int rc;
 

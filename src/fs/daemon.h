@@ -43,6 +43,7 @@ struct nmfs_options {
 	uint64_t host_capacity;    /* the machine's pinned host memory, 0: 64 GiB */
 	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
 	const char *plugin_dirs;   /* where plug-ins may be loaded from */
+	bool no_caching;           /* PYTORCH_NO_NPU_MEMORY_CACHING */
 	const char *replay;        /* start-up trace, "" none */
 	bool loop;
 	const char *config_text;   /* what mnt/config shows */

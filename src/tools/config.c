@@ -283,6 +283,7 @@ static const struct key keys[] = {
 	KEY("host", "free_latency_us", host_free_latency_us, set_micros),
 	KEY("allocator", "alloc_conf", alloc_conf, set_alloc_conf),
 	KEY("allocator", "plugin_dirs", plugin_dirs, set_plugin_dirs),
+	KEY("allocator", "no_memory_caching", no_memory_caching, set_bool),
 	KEY("fs", "allow_other", allow_other, set_bool),
 	KEY("workload", "replay", replay, set_replay),
 	KEY("workload", "loop", loop, set_bool),
@@ -466,6 +467,16 @@ static int format_size(struct sbuf *out, const char *key, uint64_t n)
 			   units[u]);
 }
 
+void nmfs_config_env(struct nmfs_config *cfg)
+{
+	const char *v = getenv("PYTORCH_NO_NPU_MEMORY_CACHING");
+
+	/* OptionsManager::GetBoolTypeOption: its "should be 0 or 1" check
+	 * comes after the value is made a bool, so it never fires. */
+	if (v != NULL)
+		cfg->no_memory_caching = strtol(v, NULL, 10) != 0;
+}
+
 int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out)
 {
 	if (cfg->path[0])
@@ -482,8 +493,9 @@ int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out)
 	sbuf_printf(out, "malloc_latency_us = %llu\nfree_latency_us = %llu\n",
 		    (unsigned long long)cfg->host_malloc_latency_us,
 		    (unsigned long long)cfg->host_free_latency_us);
-	sbuf_printf(out, "\n[allocator]\nalloc_conf = %s\nplugin_dirs = %s\n",
-		    cfg->alloc_conf, cfg->plugin_dirs);
+	sbuf_printf(out, "\n[allocator]\nalloc_conf = %s\nplugin_dirs = %s\n"
+		    "no_memory_caching = %s\n", cfg->alloc_conf, cfg->plugin_dirs,
+		    cfg->no_memory_caching ? "true" : "false");
 	sbuf_printf(out, "\n[fs]\nallow_other = %s\n",
 		    cfg->allow_other ? "true" : "false");
 	sbuf_printf(out, "\n[workload]\nreplay = %s\nloop = %s\n", cfg->replay,

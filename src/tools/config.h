@@ -4,7 +4,8 @@
  *     [device]    count, flavor (npu|cuda), capacity, page_size,
  *                 malloc_latency_us, free_latency_us
  *     [host]      capacity (pinned host memory), malloc_latency_us, free_latency_us
- *     [allocator] alloc_conf (PYTORCH_NPU_ALLOC_CONF syntax), plugin_dirs
+ *     [allocator] alloc_conf (PYTORCH_NPU_ALLOC_CONF syntax), plugin_dirs,
+ *                 no_memory_caching
  *     [fs]        allow_other
  *     [workload]  replay (trace path, relative to the ini's folder), loop
  *
@@ -38,6 +39,7 @@ struct nmfs_config {
 	char alloc_conf[512];
 	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders (relative
 				     * ones in the ini are taken from its folder) */
+	bool no_memory_caching;     /* PYTORCH_NO_NPU_MEMORY_CACHING */
 	bool allow_other;
 	char replay[PATH_MAX];      /* absolute path of the start-up trace, "" if none */
 	bool loop;
@@ -50,6 +52,12 @@ void nmfs_config_default(struct nmfs_config *cfg);
  * refused before it is read, with the file to name instead. */
 int nmfs_config_load(struct nmfs_config *cfg, const char *path, char *err,
 		     size_t errlen);
+/*
+ * PYTORCH_NO_NPU_MEMORY_CACHING, when set, decides no_memory_caching over
+ * the ini: it is what torch_npu itself reads. Read as torch_npu does
+ * (strtol, non-zero is on), so it never refuses a value.
+ */
+void nmfs_config_env(struct nmfs_config *cfg);
 /* The effective configuration as ini text (mnt/config). */
 int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out);
 

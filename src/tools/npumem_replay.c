@@ -2,6 +2,7 @@
  * npumem_replay.c - replay an allocation trace offline and print a report.
  *
  *     npumem-replay [--config FILE] [--flavor npu|cuda] [--alloc-conf STR]
+ *                   [--no-memory-caching]
  *                   [--device-capacity SIZE] [--devices N]
  *                   [--format stats|json|summary|snapshot] [--check]
  *                   [--plugin "PATH ALLOC_FN FREE_FN [HOOK=FN ...]" --plugin-dir DIR]
@@ -56,6 +57,7 @@ struct cli {
 	const char *config;
 	const char *flavor;
 	const char *alloc_conf;
+	bool no_caching;
 	uint64_t capacity;  /* 0: from the configuration */
 	int devices;        /* 0: from the configuration, or enough for the trace */
 	enum format format;
@@ -89,6 +91,8 @@ static const char usage[] =
 	"  --config FILE           read the device and allocator settings of an npumemfs ini\n"
 	"  --flavor npu|cuda       which upstream allocator to imitate (default npu)\n"
 	"  --alloc-conf STR        PYTORCH_NPU_ALLOC_CONF settings, after the ini's\n"
+	"  --no-memory-caching     every free goes back to the device (as\n"
+	"                          PYTORCH_NO_NPU_MEMORY_CACHING=1, over the ini)\n"
 	"  --device-capacity SIZE  bytes per device, or with KiB/MiB/GiB (default 32GiB)\n"
 	"  --devices N             number of devices (default: the ini's, or what the trace names)\n"
 	"  --format FORMAT         stats, json, summary (default) or snapshot\n"
@@ -162,6 +166,7 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 		cli->flavor = arg;
 		return 0;
 	case 'a': cli->alloc_conf = arg; return 0;
+	case 'n': cli->no_caching = true; return 0;
 	case 'C':
 		if (npa_parse_size(arg, &cli->capacity) != 0 || cli->capacity == 0)
 			return usage_error("bad device capacity '%s'", arg);
@@ -192,6 +197,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		{ "config", required_argument, NULL, 'c' },
 		{ "flavor", required_argument, NULL, 'f' },
 		{ "alloc-conf", required_argument, NULL, 'a' },
+		{ "no-memory-caching", no_argument, NULL, 'n' },
 		{ "device-capacity", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "format", required_argument, NULL, 'F' },
@@ -242,6 +248,9 @@ static int configure(struct run *r, const struct cli *cli)
 	nmfs_config_default(&r->cfg);
 	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err)))
 		return EXIT_USAGE;
+	nmfs_config_env(&r->cfg);
+	if (cli->no_caching)
+		r->cfg.no_memory_caching = true;
 	if (cli->flavor)
 		r->cfg.flavor = npa_flavor_find(cli->flavor);
 	if (cli->capacity)
@@ -263,7 +272,8 @@ static int start_simulator(struct run *r)
 
 static int start_allocator(struct run *r, const struct cli *cli)
 {
-	struct npa_options opt = { .flavor = r->cfg.flavor, .device_count = r->cfg.device_count };
+	struct npa_options opt = { .flavor = r->cfg.flavor, .device_count = r->cfg.device_count,
+				   .no_caching = r->cfg.no_memory_caching };
 	int rc = 0;
 
 	npa_conf_default(&opt.conf, opt.flavor);

@@ -97,12 +97,15 @@ static int load_config(const struct cli *cli, struct nmfs_config *cfg)
 {
 	char err[NMFS_CONFIG_ERRLEN];
 
+	int rc = 0;
+
 	nmfs_config_default(cfg);
-	if (!cli->config)
-		return 0;
-	int rc = nmfs_config_load(cfg, cli->config, err, sizeof(err));
+	if (cli->config)
+		rc = nmfs_config_load(cfg, cli->config, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "npumemfs: %s\n", err);
+	else
+		nmfs_config_env(cfg);
 	return rc;
 }
 
@@ -221,6 +224,7 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 			.host_capacity = cfg->host_capacity,
 			.alloc_conf = cfg->alloc_conf,
 			.plugin_dirs = cfg->plugin_dirs,
+			.no_caching = cfg->no_memory_caching,
 			.replay = cfg->replay,
 			.loop = cfg->loop,
 			.config_text = ini,

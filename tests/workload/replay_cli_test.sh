@@ -58,6 +58,16 @@ stats_format)
 	grep -qx 'reserved_bytes.all.current 20971520' out || fail "reserved is not 20 MiB"
 	grep -qx 'allocated_bytes.all.current 1049088' out || fail "allocated is not 1049088"
 	;;
+no_memory_caching_keeps_stats_at_0)
+	printf 'alloc a 1048577\n' >t.trace
+	run --no-memory-caching --format stats t.trace
+	expect_status 0
+	grep -qx 'reserved_bytes.all.current 0' out || fail "reserved is not 0"
+	grep -qx 'allocated_bytes.all.current 0' out || fail "allocated is not 0"
+	PYTORCH_NO_NPU_MEMORY_CACHING=1 "$replay" --format stats t.trace >env.out 2>&1 ||
+		fail "env run failed"
+	grep -qx 'reserved_bytes.all.current 0' env.out || fail "env: reserved is not 0"
+	;;
 oom_is_not_an_error)
 	printf 'alloc a 40MiB\nalloc b 40MiB\nfree b\nfree a\n' >oom.trace
 	run --device-capacity 64MiB --format stats oom.trace

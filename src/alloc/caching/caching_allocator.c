@@ -48,6 +48,7 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 		return -ENOMEM;
 	a->flavor = flavor;
 	a->conf = opt->conf;
+	a->no_caching = opt->no_caching;
 	a->next_user_pool = 1;
 	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;
@@ -99,8 +100,12 @@ int npa_device_count(const struct npa *a)
 int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
 	struct npa_ptr_slot *slot;
-	struct npa_device *dev = npa_lock_owner(a, ptr, &slot);
+	struct npa_device *dev;
 
+	/* torch_npu skips a tensor whose deleter is uncached_delete. */
+	if (a->no_caching)
+		return 0;
+	dev = npa_lock_owner(a, ptr, &slot);
 	if (dev == NULL)
 		return -EINVAL;
 	int rc = npa_record_stream_use(dev, slot->block, stream);
@@ -123,8 +128,12 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
 	struct npa_ptr_slot *slot;
-	struct npa_device *dev = npa_lock_owner(a, ptr, &slot);
+	struct npa_device *dev;
 
+	/* As record_stream; torch_npu warns once, the daemon need not. */
+	if (a->no_caching)
+		return 0;
+	dev = npa_lock_owner(a, ptr, &slot);
 	if (dev == NULL)
 		return -EINVAL;
 	npa_erase_stream_use(slot->block, stream);

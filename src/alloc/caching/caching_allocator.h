@@ -40,6 +40,9 @@ struct npa_options {
 	/* Pinned host memory of the machine (sizes the expandable host
 	 * variant's ranges); 0: 64 GiB, upstream's device size. */
 	uint64_t host_capacity;
+	/* PYTORCH_NO_NPU_MEMORY_CACHING=1: every allocation is its own device
+	 * malloc, freed at once, outside the cache and its stats. */
+	bool no_caching;
 };
 
 int npa_create(const struct npa_options *opt, struct npa **out);

@@ -47,6 +47,15 @@ struct npa_last_hit {
 	bool freed;              /* freed, its return to the pool put off */
 };
 
+/* The live allocations of PYTORCH_NO_NPU_MEMORY_CACHING, outside every segment. */
+struct npa_uncached {
+	struct npa_uncached_ptr {
+		void *ptr;
+		size_t size;
+	} *v;
+	size_t n, cap;
+};
+
 struct npa_device {
 	struct npa_lock lock;
 	int id;
@@ -81,6 +90,7 @@ struct npa_device {
 	struct npa_last_hit last_hit;
 	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
+	struct npa_uncached uncached;
 };
 
 /* A request on its way through the ladder (upstream AllocParams). */
@@ -99,6 +109,15 @@ int npa_device_init(struct npa_device *dev, int id, const struct npa_flavor *fla
 		    const struct npa_conf *conf);
 /* Releases everything; counts blocks still allocated. */
 size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes);
+
+/* uncached.c: torch_npu's allocate and uncached_delete under
+ * PYTORCH_NO_NPU_MEMORY_CACHING=1, with the device lock held. */
+int npa_uncached_malloc(struct npa_device *dev, size_t size, void **ptr, char *err,
+			size_t errlen);
+/* -ENOENT if `ptr` is not one of dev's. */
+int npa_uncached_free(struct npa_device *dev, void *ptr);
+/* Frees what is left; returns how many, their bytes added to *bytes. */
+size_t npa_uncached_fini(struct npa_device *dev, uint64_t *bytes);
 
 /* size_class.c */
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);

@@ -721,6 +721,7 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	npa_event_queues_fini(&dev->events);
 	npa_block_cache_drain(&dev->cache);
 	npa_history_fini(dev);
+	leaks += npa_uncached_fini(dev, &bytes);
 	if (leaked_bytes != NULL)
 		*leaked_bytes += bytes;
 	return leaks;
@@ -743,9 +744,24 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 		return -ENOMEM;
 	}
 	npa_lock_acquire(&dev->lock);
-	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	int rc = a->no_caching ? npa_uncached_malloc(dev, size, ptr, err, errlen)
+			       : npa_device_malloc(dev, size, stream, ptr, err, errlen);
 	npa_lock_release(&dev->lock);
 	return rc;
+}
+
+static int uncached_free(struct npa *a, void *ptr, char *err, size_t errlen)
+{
+	for (int i = 0; i < a->ndev; i++) {
+		npa_lock_acquire(&a->dev[i].lock);
+		int rc = npa_uncached_free(&a->dev[i], ptr);
+		npa_lock_release(&a->dev[i].lock);
+		if (rc == 0)
+			return 0;
+	}
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "invalid device pointer: %p", ptr);
+	return -EINVAL;
 }
 
 int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
@@ -755,6 +771,8 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 
 	if (ptr == NULL)
 		return 0;
+	if (a->no_caching)
+		return uncached_free(a, ptr, err, errlen);
 	dev = npa_lock_owner_as(a, ptr, false, &slot);
 	/* A last hit kept aside is still in the pointer map, freed. */
 	if (dev != NULL && slot->block == dev->last_hit.block && dev->last_hit.freed) {

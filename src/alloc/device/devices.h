@@ -19,6 +19,7 @@ struct npa {
 	uint64_t next_graph_pool;
 	struct npa_host *host;      /* the pinned host allocator */
 	struct npa_frame_names names; /* what the devices' recorded frames point to */
+	bool no_caching;            /* PYTORCH_NO_NPU_MEMORY_CACHING (uncached.c) */
 	int ndev;
 	struct npa_device dev[];
 };
