@@ -49,6 +49,7 @@ int npa_create_err(const struct npa_options *opt, struct npa **out, char *err,
 	a->flavor = flavor;
 	a->conf = opt->conf;
 	a->no_caching = opt->no_caching;
+	a->cached_below = opt->no_caching ? 0 : ((size_t)1 << 60) - 1;
 	a->next_user_pool = 1;
 	a->next_graph_pool = 1;
 	a->ndev = opt->device_count;

@@ -727,14 +727,10 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	return leaks;
 }
 
-int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
-	       char *err, size_t errlen)
+/* Size 0, a request of 1 EB or more, and every request when uncached. */
+static int malloc_rare(struct npa *a, struct npa_device *dev, size_t size, void **ptr,
+		       char *err, size_t errlen)
 {
-	struct npa_device *dev = npa_device_of(a, device);
-
-	*ptr = NULL;
-	if (dev == NULL)
-		return -ENODEV;
 	if (size == 0)
 		return 0;
 	if (size >= (size_t)1 << 60) {
@@ -744,8 +740,23 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 		return -ENOMEM;
 	}
 	npa_lock_acquire(&dev->lock);
-	int rc = a->no_caching ? npa_uncached_malloc(dev, size, ptr, err, errlen)
-			       : npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	int rc = npa_uncached_malloc(dev, size, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
+int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
+	       char *err, size_t errlen)
+{
+	struct npa_device *dev = npa_device_of(a, device);
+
+	*ptr = NULL;
+	if (dev == NULL)
+		return -ENODEV;
+	if (__builtin_expect(size - 1 >= a->cached_below, 0))
+		return malloc_rare(a, dev, size, ptr, err, errlen);
+	npa_lock_acquire(&dev->lock);
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
 	npa_lock_release(&dev->lock);
 	return rc;
 }
@@ -771,14 +782,16 @@ int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
 
 	if (ptr == NULL)
 		return 0;
-	if (a->no_caching)
-		return uncached_free(a, ptr, err, errlen);
 	dev = npa_lock_owner_as(a, ptr, false, &slot);
 	/* A last hit kept aside is still in the pointer map, freed. */
 	if (dev != NULL && slot->block == dev->last_hit.block && dev->last_hit.freed) {
 		npa_lock_release(&dev->lock);
 		dev = NULL;
 	}
+	/* An uncached allocation is in no pointer map: asked after the miss,
+	 * so the cached path pays nothing for the mode. */
+	if (dev == NULL && a->no_caching)
+		return uncached_free(a, ptr, err, errlen);
 	if (dev == NULL) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "invalid device pointer: %p", ptr);

@@ -20,6 +20,11 @@ struct npa {
 	struct npa_host *host;      /* the pinned host allocator */
 	struct npa_frame_names names; /* what the devices' recorded frames point to */
 	bool no_caching;            /* PYTORCH_NO_NPU_MEMORY_CACHING (uncached.c) */
+	/* A request of `size` takes the caching path when size - 1 is below
+	 * this: (1 << 60) - 1, or 0 when uncached. One compare on every
+	 * malloc sends size 0, the over-1EB refusal and the uncached mode to
+	 * the rare path. */
+	size_t cached_below;
 	int ndev;
 	struct npa_device dev[];
 };
