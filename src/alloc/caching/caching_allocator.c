@@ -98,20 +98,31 @@ int npa_device_count(const struct npa *a)
 	return a->ndev;
 }
 
-int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
+/* A stream's use of a live block, added or dropped. torch_npu skips a
+ * tensor whose deleter is uncached_delete (and warns once on erase; the
+ * daemon need not). */
+static int stream_use(struct npa *a, void *ptr, aclrtStream stream, bool record)
 {
 	struct npa_ptr_slot *slot;
 	struct npa_device *dev;
+	int rc = 0;
 
-	/* torch_npu skips a tensor whose deleter is uncached_delete. */
 	if (a->no_caching)
 		return 0;
 	dev = npa_lock_owner(a, ptr, &slot);
 	if (dev == NULL)
 		return -EINVAL;
-	int rc = npa_record_stream_use(dev, slot->block, stream);
+	if (record)
+		rc = npa_record_stream_use(dev, slot->block, stream);
+	else
+		npa_erase_stream_use(slot->block, stream);
 	npa_lock_release(&dev->lock);
 	return rc;
+}
+
+int npa_record_stream(struct npa *a, void *ptr, aclrtStream stream)
+{
+	return stream_use(a, ptr, stream, true);
 }
 
 int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long number)
@@ -128,18 +139,7 @@ int npa_set_stream_number(struct npa *a, aclrtStream stream, int device, long nu
 
 int npa_erase_stream(struct npa *a, void *ptr, aclrtStream stream)
 {
-	struct npa_ptr_slot *slot;
-	struct npa_device *dev;
-
-	/* As record_stream; torch_npu warns once, the daemon need not. */
-	if (a->no_caching)
-		return 0;
-	dev = npa_lock_owner(a, ptr, &slot);
-	if (dev == NULL)
-		return -EINVAL;
-	npa_erase_stream_use(slot->block, stream);
-	npa_lock_release(&dev->lock);
-	return 0;
+	return stream_use(a, ptr, stream, false);
 }
 
 bool npa_range_reserved(struct npa *a, int device, const void *ptr, size_t size)
