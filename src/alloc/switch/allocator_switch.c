@@ -491,7 +491,7 @@ static int refuse_while_routing(struct sw *sw, char *err, size_t errlen)
 	int device = npa_routing_device(sw->npa);
 
 	pthread_mutex_lock(&sw->lock);
-	unsigned plugin_scopes = sw->pool_scopes;
+	bool plugin_scopes = sw_plugin_routes(sw);
 	pthread_mutex_unlock(&sw->lock);
 	if (device < 0 && plugin_scopes) {
 		snprintf(err, errlen, "the current plug-in routes allocations to a private pool "

@@ -55,7 +55,6 @@ struct sw {
 	atomic_bool unloading_set;  /* unloading is not empty: read without the lock */
 	struct sw_owner *owners;   /* ptr -> entry */
 	struct sw_pool *pools;     /* private pools a plug-in was asked to route to */
-	unsigned pool_scopes;      /* of those, scopes begun and not ended */
 	unsigned last_id;
 	uint64_t refused_frees;
 };
@@ -67,6 +66,8 @@ int sw_begin_pool(void *self, int device, struct npa_pool_id id, npa_pool_filter
 int sw_end_pool(void *self, int device, struct npa_pool_id id, char *err, size_t errlen);
 int sw_release_pool(void *self, int device, struct npa_pool_id id, char *err, size_t errlen);
 void sw_pools_fini(struct sw *sw);                              /* no lock */
+/* Whether a plug-in's pool has a scope begun and not ended. */
+bool sw_plugin_routes(struct sw *sw);                           /* lock held */
 
 /* Pinning keeps a plug-in loaded while a call runs on it without the lock;
  * the caching allocator's entry is never unloaded, so its pins cost nothing

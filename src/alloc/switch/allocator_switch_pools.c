@@ -48,7 +48,6 @@ static int remember(struct sw *sw, struct sw_entry *e, int device, struct npa_po
 	if (p) {
 		p->scopes++;
 		p->uses++;
-		sw->pool_scopes++;
 	}
 	pthread_mutex_unlock(&sw->lock);
 	return p ? 0 : -ENOMEM;
@@ -94,7 +93,6 @@ int sw_end_pool(void *self, int device, struct npa_pool_id id, char *err, size_t
 	if (!e->resident) {
 		pthread_mutex_lock(&sw->lock);
 		find(sw, device, id)->scopes--;
-		sw->pool_scopes--;
 		pthread_mutex_unlock(&sw->lock);
 	}
 	sw_release(sw, e);
@@ -155,6 +153,14 @@ int sw_pools_of(struct sw *sw, int device, struct sw_pool_info **out, size_t *n)
 	*out = info;
 	*n = i;
 	return info ? 0 : -ENOMEM;
+}
+
+bool sw_plugin_routes(struct sw *sw)
+{
+	for (struct sw_pool *p = sw->pools; p; p = p->next)
+		if (p->scopes)
+			return true;
+	return false;
 }
 
 void sw_pools_fini(struct sw *sw)
