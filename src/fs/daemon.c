@@ -11,6 +11,7 @@
 
 #include "alloc/acl/acl_adapter.h"
 #include "alloc/acl/block_handle.h"
+#include <npumemfs/block_handle.h>
 #include "workload/op_launch.h"
 
 #include "daemon.h"
@@ -94,7 +95,7 @@ static void *hold_registered(void *ctx, void *obj, const void *code)
 
 	if (acl_adapters_pin(d->acl, obj))
 		return obj;
-	return sw_hold_code(d->sw, code);
+	return sw_hold_code(d->sw, obj, code);
 }
 
 static void drop_registered(void *ctx, void *held)
@@ -105,9 +106,9 @@ static void drop_registered(void *ctx, void *held)
 		sw_drop(d->sw, held);
 }
 
-static bool entry_owns(const void *entry, const void *code)
+static bool entry_owns(const void *entry, const void *obj, const void *code)
 {
-	return sw_entry_has_code(entry, code);
+	return sw_entry_has_code(entry, obj, code);
 }
 
 /* A plug-in going away takes the ACL allocators it registered with it
@@ -150,13 +151,20 @@ static void stop_acl(struct nmfs *d)
 	d->acl = NULL;
 }
 
-static int start_switch(struct nmfs *d, struct npa *a, const char *plugin_dirs, char *err,
-			size_t errlen)
+/* What a plug-in host's block-handle calls reach: the daemon's own. */
+static const struct plugin_block_api block_api = { MallocBlock, FreeBlock, GetBlockPtr,
+						   GetBlockSize };
+
+static int start_switch(struct nmfs *d, struct npa *a, const struct nmfs_options *o,
+			char *err, size_t errlen)
 {
 	struct sw_options opt = {
 		.caching = a,
 		.device_count = d->device_count,
-		.plugin_dirs = plugin_dirs,
+		.plugin_dirs = o->plugin_dirs ? o->plugin_dirs : "",
+		.plugin_host = o->plugin_host,
+		.plugin_timeout_ms = o->plugin_timeout_ms,
+		.plugin_blocks = &block_api,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.on_unloading = drop_registrations,
@@ -241,7 +249,7 @@ int daemon_init(struct nmfs *d, const struct nmfs_options *opt, char *err,
 	rc = start_alloc(d, opt, &a, err, errlen);
 	if (rc)
 		goto out_log;
-	rc = start_switch(d, a, opt->plugin_dirs ? opt->plugin_dirs : "", err, errlen);
+	rc = start_switch(d, a, opt, err, errlen);
 	if (rc)
 		goto out_alloc;
 	rc = streams_init(&d->streams, d->sw, d->device_count);

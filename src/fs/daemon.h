@@ -43,6 +43,8 @@ struct nmfs_options {
 	uint64_t host_capacity;    /* the machine's pinned host memory, 0: 64 GiB */
 	const char *alloc_conf;    /* PYTORCH_NPU_ALLOC_CONF syntax, "" none */
 	const char *plugin_dirs;   /* where plug-ins may be loaded from */
+	const char *plugin_host;   /* the host program plug-ins run in; NULL: in the daemon */
+	unsigned plugin_timeout_ms; /* bound on one call into a plug-in's host */
 	bool no_caching;           /* PYTORCH_NO_NPU_MEMORY_CACHING */
 	const char *replay;        /* start-up trace, "" none */
 	bool loop;

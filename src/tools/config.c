@@ -190,6 +190,33 @@ static int set_micros(struct load *ld, void *field, const char *v)
 	return 1;
 }
 
+/* "process" (each plug-in in a host process of its own) or "none". */
+static int set_isolation(struct load *ld, void *field, const char *v)
+{
+	if (strcmp(v, "process") && strcmp(v, "none"))
+		return fail(ld, -EINVAL, "plugin_isolation: '%s' is not process or none", v);
+	*(bool *)field = strcmp(v, "none") == 0;
+	return 1;
+}
+
+/* Milliseconds: "5s", "250ms", or a bare number of seconds. */
+static int set_timeout(struct load *ld, void *field, const char *v)
+{
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || v[0] == '-' || (*end && strcmp(end, "s") && strcmp(end, "ms")))
+		return fail(ld, -EINVAL, "plugin_timeout: '%s' is not a time (5s, 250ms)", v);
+	if (strcmp(end, "ms"))
+		n = n > UINT32_MAX / 1000 ? UINT32_MAX : n * 1000;
+	if (n < 10 || n > 3600 * 1000)
+		return fail(ld, -EINVAL, "plugin_timeout: '%s' is not between 10ms and 3600s", v);
+	*(unsigned *)field = (unsigned)n;
+	return 1;
+}
+
 static int set_bool(struct load *ld, void *field, const char *v)
 {
 	if (parse_bool(v, field))
@@ -284,6 +311,8 @@ static const struct key keys[] = {
 	KEY("allocator", "alloc_conf", alloc_conf, set_alloc_conf),
 	KEY("allocator", "plugin_dirs", plugin_dirs, set_plugin_dirs),
 	KEY("allocator", "no_memory_caching", no_memory_caching, set_bool),
+	KEY("allocator", "plugin_isolation", plugin_in_process, set_isolation),
+	KEY("allocator", "plugin_timeout", plugin_timeout_ms, set_timeout),
 	KEY("fs", "allow_other", allow_other, set_bool),
 	KEY("workload", "replay", replay, set_replay),
 	KEY("workload", "loop", loop, set_bool),
@@ -357,6 +386,7 @@ void nmfs_config_default(struct nmfs_config *cfg)
 	cfg->capacity = 32 * GiB;
 	cfg->page_size = 2 * MiB;
 	cfg->host_capacity = 64 * GiB;
+	cfg->plugin_timeout_ms = 5000;
 }
 
 static void set_dir(struct load *ld, const char *path)
@@ -494,8 +524,9 @@ int nmfs_config_format(const struct nmfs_config *cfg, struct sbuf *out)
 		    (unsigned long long)cfg->host_malloc_latency_us,
 		    (unsigned long long)cfg->host_free_latency_us);
 	sbuf_printf(out, "\n[allocator]\nalloc_conf = %s\nplugin_dirs = %s\n"
-		    "no_memory_caching = %s\n", cfg->alloc_conf, cfg->plugin_dirs,
-		    cfg->no_memory_caching ? "true" : "false");
+		    "no_memory_caching = %s\nplugin_isolation = %s\nplugin_timeout = %ums\n",
+		    cfg->alloc_conf, cfg->plugin_dirs, cfg->no_memory_caching ? "true" : "false",
+		    cfg->plugin_in_process ? "none" : "process", cfg->plugin_timeout_ms);
 	sbuf_printf(out, "\n[fs]\nallow_other = %s\n",
 		    cfg->allow_other ? "true" : "false");
 	sbuf_printf(out, "\n[workload]\nreplay = %s\nloop = %s\n", cfg->replay,

@@ -40,6 +40,8 @@ struct nmfs_config {
 	char plugin_dirs[PATH_MAX]; /* comma-separated absolute folders (relative
 				     * ones in the ini are taken from its folder) */
 	bool no_memory_caching;     /* PYTORCH_NO_NPU_MEMORY_CACHING */
+	bool plugin_in_process;     /* plugin_isolation = none */
+	unsigned plugin_timeout_ms; /* bound on one call into a plug-in's host */
 	bool allow_other;
 	char replay[PATH_MAX];      /* absolute path of the start-up trace, "" if none */
 	bool loop;

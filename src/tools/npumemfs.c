@@ -22,6 +22,7 @@
 #include "background.h"
 #include "log_file.h"
 #include "machine.h"
+#include "alloc/plugin/plugin_host.h"
 #include <fuse_lowlevel.h>
 
 /* libfuse's own message for this is cryptic; say what to do instead. */
@@ -211,12 +212,20 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 {
 	struct sbuf text;
 	char *ini = NULL;
+	char host[PATH_MAX];
 	int rc;
 
 	sbuf_init(&text);
 	rc = nmfs_config_format(cfg, &text);
 	if (rc == 0 && !(ini = strndup(text.data ? text.data : "", text.len)))
 		rc = -ENOMEM;
+	if (rc == 0 && !cfg->plugin_in_process &&
+	    (rc = plugin_host_default_path(host, sizeof(host))) != 0) {
+		snprintf(err, errlen, "cannot find the plug-in host program: %s", strerror(-rc));
+		free(ini);
+		sbuf_release(&text);
+		return rc;
+	}
 	if (rc == 0) {
 		const struct nmfs_options opt = {
 			.flavor = cfg->flavor,
@@ -224,6 +233,8 @@ static int open_daemon(struct nmfs *d, const struct nmfs_config *cfg, char *err,
 			.host_capacity = cfg->host_capacity,
 			.alloc_conf = cfg->alloc_conf,
 			.plugin_dirs = cfg->plugin_dirs,
+			.plugin_host = cfg->plugin_in_process ? NULL : host,
+			.plugin_timeout_ms = cfg->plugin_timeout_ms,
 			.no_caching = cfg->no_memory_caching,
 			.replay = cfg->replay,
 			.loop = cfg->loop,

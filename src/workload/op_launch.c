@@ -441,8 +441,8 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 	return n;
 }
 
-size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
-			  char *ids, size_t idslen)
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *obj, const void *code),
+			  const void *arg, char *ids, size_t idslen)
 {
 	size_t max = 64, n, dropped = 0, used = 0;
 	struct npusim_allocator_reg *regs = calloc(max, sizeof(*regs));
@@ -452,9 +452,10 @@ size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const
 	n = regs ? npusim_allocator_registrations(regs, max) : 0;
 	for (size_t i = 0; i < n && i < max; i++) {
 		const struct npusim_allocator_reg *r = &regs[i];
-		if (!owns(arg, (const void *)r->alloc) && !owns(arg, (const void *)r->free) &&
-		    !owns(arg, (const void *)r->get_addr_from_block) &&
-		    !owns(arg, (const void *)r->alloc_advise))
+		if (!owns(arg, r->obj, (const void *)r->alloc) &&
+		    !owns(arg, r->obj, (const void *)r->free) &&
+		    !owns(arg, r->obj, (const void *)r->get_addr_from_block) &&
+		    !owns(arg, r->obj, (const void *)r->alloc_advise))
 			continue;
 		if (aclrtAllocatorUnregister(r->stream) != ACL_SUCCESS)
 			continue;

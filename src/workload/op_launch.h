@@ -100,12 +100,13 @@ size_t op_registrations(struct op_launcher *l, struct op_registration *out, size
 
 /*
  * Unregister every ACL allocator with a function `owns` says is its code
+ * (with that registration's object)
  * (a plug-in about to be unloaded), so that the runtime never calls into
  * code that is gone. Returns how many; their runtime stream ids, blank
  * separated, in ids.
  */
-size_t op_unregister_code(bool (*owns)(const void *arg, const void *code), const void *arg,
-			  char *ids, size_t idslen);
+size_t op_unregister_code(bool (*owns)(const void *arg, const void *obj, const void *code),
+			  const void *arg, char *ids, size_t idslen);
 
 /* The workspace the fallback gave: allocations so far. */
 uint64_t op_fallback_allocs(struct op_launcher *l);

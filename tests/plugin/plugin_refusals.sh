@@ -76,16 +76,14 @@ expect_fail "truncate -s 4096 '$MNT/tensors/device0/n3'" "Cannot allocate memory
 expect_eq "$(stat_of num_ooms 0)" 1 "num_ooms after a NULL"
 expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "returned NULL" "log after a NULL"
 
-# Overlap and misalignment: refused with a message, memory not lost.
-# faulty.so is one library for both loads: its overlap function first
-# hands out n2, plugin2's live block. Writing that tensor would overwrite
-# n2, so it is refused and not given back (its free would free n2).
-use "$PLUGIN_DIR/faulty.so faulty_overlap_alloc faulty_free"
-expect_fail "truncate -s 8192 '$MNT/tensors/device0/o1'" "Bad address"
-expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "inside memory of plugin2: not given back" \
-	"log after a pointer into another plug-in's block"
-expect_eq "$(cat "$MNT/tensors/device0/n2" | wc -c)" 4096 "n2 still readable"
+# Overlap and misalignment: refused with a message, memory not lost. Each
+# plug-in runs in a host process of its own, so one cannot hand out
+# another's block from shared state; that refusal ("inside memory of
+# plugin2: not given back") is checked on the switch itself
+# (test_allocator_switch). Here a plug-in hands out its own live block
+# again.
 rm "$MNT/tensors/device0/n1" "$MNT/tensors/device0/n2"
+use "$PLUGIN_DIR/faulty.so faulty_overlap_alloc faulty_free"
 truncate -s 8192 "$MNT/tensors/device0/o1"
 expect_fail "truncate -s 8192 '$MNT/tensors/device0/o2'" "Bad address"
 expect_contains "$(grep -v UserWarning "$MNT/log" | tail -1)" "overlapping live block" "log after an overlap"

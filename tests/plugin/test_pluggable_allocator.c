@@ -36,7 +36,7 @@ static struct ctx load(const char *functions)
 	struct ctx c = { 0 };
 
 	snprintf(line, sizeof(line), "%s %s", tmp.so, functions);
-	assert_int_equal(plugin_open(line, tmp.dir, getuid(), 2, &p, err,
+	assert_int_equal(plugin_open(line, tmp.dir, getuid(), 2, NULL, &p, err,
 				     sizeof(err)), 0);
 	struct fx_counts *(*counts)(void);
 	*(void **)&counts = dlsym(p->handle, "fx_counts");

@@ -43,7 +43,7 @@ static int teardown(void **state)
 static int open_spec(const char *fmt, const char *path, struct plugin **p)
 {
 	snprintf(line, sizeof(line), fmt, path);
-	return plugin_open(line, tmp.dir, getuid(), 4, p, err, sizeof(err));
+	return plugin_open(line, tmp.dir, getuid(), 4, NULL, p, err, sizeof(err));
 }
 
 static void assert_refused(int rc, int expected_errno, const char *words)
@@ -110,7 +110,7 @@ static void two_files_loaded_at_once_are_two_objects(void **state)
 
 	assert_int_equal(open_spec("%s fx_alloc fx_free init=fx_init", tmp.so, &first), 0);
 	snprintf(line, sizeof(line), "%s fx_alloc fx_free init=fx_init", other.so);
-	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, &second, err,
+	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, NULL, &second, err,
 				     sizeof(err)), 0);
 	assert_ptr_not_equal(first->handle, second->handle);
 	assert_ptr_not_equal(first->alloc, second->alloc);
@@ -134,7 +134,7 @@ static void failed_reload_of_a_loaded_file_does_not_hide_another(void **state)
 	assert_int_equal(open_spec("%s fx_alloc fx_free", tmp.so, &first), 0);
 	assert_int_equal(open_spec("%s fx_alloc fx_none", tmp.so, &again), -EINVAL);
 	snprintf(line, sizeof(line), "%s fx_alloc fx_free", other.so);
-	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, &second, err,
+	assert_int_equal(plugin_open(line, other.dir, getuid(), 4, NULL, &second, err,
 				     sizeof(err)), 0);
 	assert_ptr_not_equal(first->handle, second->handle);
 	assert_ptr_not_equal(first->alloc, second->alloc);
@@ -165,7 +165,7 @@ static void *reopen_and_close(void *arg)
 	char e[PLUGIN_ERRLEN], l[2 * PATH_MAX];
 
 	snprintf(l, sizeof(l), "%s fx_alloc fx_free", tmp.so);
-	r->rc = plugin_open(l, tmp.dir, getuid(), 4, &p, e, sizeof(e));
+	r->rc = plugin_open(l, tmp.dir, getuid(), 4, NULL, &p, e, sizeof(e));
 	if (!r->rc) {
 		r->handle = p->handle;
 		plugin_close(p);
@@ -245,7 +245,7 @@ static void folder_outside_the_allowed_set_is_refused(void **state)
 	(void)state;
 
 	snprintf(line, sizeof(line), "%s fx_alloc fx_free", tmp.so);
-	int rc = plugin_open(line, "/usr/lib, /opt/plugins", getuid(), 1, &p, err,
+	int rc = plugin_open(line, "/usr/lib, /opt/plugins", getuid(), 1, NULL, &p, err,
 			     sizeof(err));
 	assert_refused(rc, EACCES, "not in a folder allowed for plug-ins");
 }
@@ -256,7 +256,7 @@ static void empty_allowed_set_refuses_everything(void **state)
 	(void)state;
 
 	snprintf(line, sizeof(line), "%s fx_alloc fx_free", tmp.so);
-	int rc = plugin_open(line, "", getuid(), 1, &p, err, sizeof(err));
+	int rc = plugin_open(line, "", getuid(), 1, NULL, &p, err, sizeof(err));
 	assert_refused(rc, EACCES, "plugin_dirs = none");
 }
 
@@ -270,7 +270,7 @@ static void dot_dot_out_of_the_allowed_folder_is_refused(void **state)
 	assert_int_equal(mkdir(sub, 0755), 0);
 	snprintf(path, sizeof(path), "%s/../fixture.so", sub);
 	snprintf(line, sizeof(line), "%s fx_alloc fx_free", path);
-	int rc = plugin_open(line, sub, getuid(), 1, &p, err, sizeof(err));
+	int rc = plugin_open(line, sub, getuid(), 1, NULL, &p, err, sizeof(err));
 	assert_refused(rc, EACCES, "not in a folder allowed");
 }
 

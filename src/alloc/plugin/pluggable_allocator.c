@@ -17,7 +17,10 @@
 #include <bsd/sys/tree.h>
 
 #include <acl/acl_rt.h>
+#include <unistd.h>
+
 #include "plugin_guard.h"
+#include "plugin_host.h"
 #include "alloc/core/stream_id.h"
 #include "pluggable_allocator.h"
 
@@ -64,6 +67,8 @@ RB_GENERATE(npl_tree, npl_block, by_addr, block_cmp)
 struct npl {
 	struct plugin *plugin;
 	bool faulted;             /* atomic: retired by a fault, never called again */
+	enum plugin_end end;      /* how, under lock once faulted */
+	int fault_fd;             /* an eventfd told of a death no call saw, or -1 */
 	char fault[PATH_MAX + 512]; /* what happened, under lock */
 	int device_count;
 	pthread_mutex_t lock;
@@ -78,6 +83,26 @@ struct npl {
 	double *fraction;
 	struct npa_stats stats[];
 };
+
+static void retire(struct npl *a, enum plugin_fn fn, const struct plugin_fault *f);
+
+/* The host ended while no call was in it (a thread of the plug-in's own,
+ * say): retired as after a fault, and whoever listens is told. */
+static void host_died(void *arg)
+{
+	struct npl *a = arg;
+	struct plugin_fault f;
+	uint64_t one = 1;
+
+	if (!plugin_host_ended(a->plugin->host, &f))
+		return;
+	retire(a, PLUGIN_NFNS, &f);
+	pthread_mutex_lock(&a->lock);
+	int fd = a->fault_fd;
+	pthread_mutex_unlock(&a->lock);
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		return;
+}
 
 int npl_create(struct plugin *p, int device_count, struct npl **out)
 {
@@ -98,11 +123,21 @@ int npl_create(struct plugin *p, int device_count, struct npl **out)
 	a->fraction = fraction;
 	for (int i = 0; i < device_count; i++)
 		fraction[i] = 1.0;
+	a->fault_fd = -1;
 	pthread_mutex_init(&a->lock, NULL);
 	RB_INIT(&a->by_addr);
 	plugin_guard_install();
+	if (p->host)
+		plugin_host_set_on_death(p->host, host_died, a);
 	*out = a;
 	return 0;
+}
+
+void npl_set_fault_notify(struct npl *a, int fd)
+{
+	pthread_mutex_lock(&a->lock);
+	a->fault_fd = fd;
+	pthread_mutex_unlock(&a->lock);
 }
 
 static const char *const warning_texts[NPL_NWARNINGS] = {
@@ -139,123 +174,37 @@ static void warn_once(struct npl *a, enum npl_warning w)
 		a->warn(a->warn_arg, a, warning_texts[w]);
 }
 
-/* The calls into a plug-in, each run behind the fault barrier. */
-enum npl_fn {
-	FN_ALLOC, FN_FREE, FN_RECORD_STREAM, FN_ERASE_STREAM, FN_BASE_ALLOC, FN_RESET,
-	FN_MEMORY_FRACTION, FN_GET_DEVICE_STATS, FN_RESET_PEAK_STATUS,
-	FN_BEGIN_POOL, FN_END_POOL, FN_RELEASE_POOL,
-};
-
-struct npl_call {
-	enum npl_fn fn;
-	const struct plugin *p;
-	void *ptr;
-	ssize_t size;
-	int device;
-	aclrtStream stream;
-	double fraction;
-	struct npumemfs_mempool_id pool;
-	npumemfs_stream_filter filter;
-	void *arg;
-	size_t *size_out;
-	struct npumemfs_device_stats *stats_out;
-	void *ret;
-};
-
-static void run_call(void *arg)
+static void retire(struct npl *a, enum plugin_fn fn, const struct plugin_fault *f)
 {
-	struct npl_call *c = arg;
-	const struct plugin *p = c->p;
+	char what[192];
 
-	switch (c->fn) {
-	case FN_ALLOC:
-		c->ret = p->alloc(c->size, c->device, c->stream);
-		break;
-	case FN_FREE:
-		p->free(c->ptr, c->size, c->device, c->stream);
-		break;
-	case FN_RECORD_STREAM:
-		p->hook.record_stream(c->ptr, c->stream);
-		break;
-	case FN_ERASE_STREAM:
-		p->hook.erase_stream(c->ptr, c->stream);
-		break;
-	case FN_GET_DEVICE_STATS:
-		*c->stats_out = p->hook.get_device_stats((int8_t)c->device);
-		break;
-	case FN_RESET_PEAK_STATUS:
-		p->hook.reset_peak_status((int8_t)c->device);
-		break;
-	case FN_BASE_ALLOC:
-		c->ret = p->hook.base_alloc(c->ptr, c->size_out);
-		break;
-	case FN_RESET:
-		p->hook.reset(true);
-		break;
-	case FN_MEMORY_FRACTION:
-		p->hook.memory_fraction(c->fraction, c->device);
-		break;
-	case FN_BEGIN_POOL:
-		p->hook.begin_allocate_to_pool(c->device, c->pool, c->filter, c->arg);
-		break;
-	case FN_END_POOL:
-		p->hook.end_allocate_to_pool(c->device, c->pool);
-		break;
-	case FN_RELEASE_POOL:
-		p->hook.release_pool(c->device, c->pool);
-		break;
-	}
-}
-
-/* The plug-in's own name for the function that ran. */
-static const char *symbol_of(const struct plugin *p, enum npl_fn fn)
-{
-	static const enum plugin_hook hooks[] = {
-		[FN_RECORD_STREAM] = PLUGIN_HOOK_record_stream,
-		[FN_ERASE_STREAM] = PLUGIN_HOOK_erase_stream,
-		[FN_GET_DEVICE_STATS] = PLUGIN_HOOK_get_device_stats,
-		[FN_RESET_PEAK_STATUS] = PLUGIN_HOOK_reset_peak_status,
-		[FN_BASE_ALLOC] = PLUGIN_HOOK_base_alloc,
-		[FN_RESET] = PLUGIN_HOOK_reset,
-		[FN_MEMORY_FRACTION] = PLUGIN_HOOK_memory_fraction,
-		[FN_BEGIN_POOL] = PLUGIN_HOOK_begin_allocate_to_pool,
-		[FN_END_POOL] = PLUGIN_HOOK_end_allocate_to_pool,
-		[FN_RELEASE_POOL] = PLUGIN_HOOK_release_pool,
-	};
-
-	if (fn == FN_ALLOC)
-		return p->alloc_name;
-	if (fn == FN_FREE)
-		return p->free_name;
-	return p->hook_name[hooks[fn]];
-}
-
-static void retire(struct npl *a, enum npl_fn fn, const struct plugin_fault *f)
-{
+	plugin_fault_text(f, what, sizeof(what));
 	pthread_mutex_lock(&a->lock);
 	if (!a->faulted)
+		a->end = f->end;
+	if (!a->faulted)
 		snprintf(a->fault, sizeof(a->fault),
-			 "plug-in %s faulted in %s: signal %d (%s) at %p; retired, never "
-			 "called again; its %llu live blocks (%llu bytes) are lost",
-			 a->plugin->path, symbol_of(a->plugin, fn), f->sig, strsignal(f->sig),
-			 f->addr, (unsigned long long)a->guard.live_blocks,
+			 "plug-in %s faulted in %s: %s; retired, never called again; its %llu "
+			 "live blocks (%llu bytes) are lost",
+			 a->plugin->path, plugin_call_symbol(a->plugin, fn), what,
+			 (unsigned long long)a->guard.live_blocks,
 			 (unsigned long long)a->guard.live_bytes);
 	__atomic_store_n(&a->faulted, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&a->lock);
 }
 
 /* 0, -EIO when retired already, -EFAULT when this call faulted. */
-static int call(struct npl *a, struct npl_call *c)
+static int call(struct npl *a, struct plugin_call *c)
 {
 	struct plugin_fault f;
+	int rc;
 
 	if (__atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE))
 		return -EIO;
-	c->p = a->plugin;
-	if (plugin_guard_call(run_call, c, &f) == 0)
-		return 0;
-	retire(a, c->fn, &f);
-	return -EFAULT;
+	rc = plugin_exec(a->plugin, c, &f);
+	if (rc == -EFAULT)
+		retire(a, c->fn, &f);
+	return rc == -EFAULT || rc == 0 ? rc : -EIO;
 }
 
 bool npl_fault(struct npl *a, char *buf, size_t len)
@@ -270,7 +219,7 @@ bool npl_fault(struct npl *a, char *buf, size_t len)
 
 static void give_back(struct npl *a, void *ptr, size_t size, int device, aclrtStream stream)
 {
-	struct npl_call c = { .fn = FN_FREE, .ptr = ptr, .size = (ssize_t)size,
+	struct plugin_call c = { .fn = PLUGIN_FN_FREE, .ptr = ptr, .size = (ssize_t)size,
 			      .device = device, .stream = stream };
 
 	call(a, &c);
@@ -574,13 +523,14 @@ static int alloc_checked(struct npl *a, int device, size_t size, aclrtStream str
 	nb->stream = stream;
 	nb->stream_id = npa_stream_id(stream);
 	nb->lent = chk->lent;
-	struct npl_call c = { .fn = FN_ALLOC, .size = (ssize_t)size, .device = device,
+	struct plugin_call c = { .fn = PLUGIN_FN_ALLOC, .size = (ssize_t)size, .device = device,
 			      .stream = stream };
 	int called = call(a, &c);
 	if (called) {
 		free(nb);
 		npl_fault(a, err, errlen);
-		return called;
+		/* A call that never came back is an allocation that failed. */
+		return called == -EFAULT && a->end == PLUGIN_END_TIMEOUT ? -ENOMEM : called;
 	}
 	nb->ptr = c.ret;
 	if (!nb->ptr) {
@@ -663,7 +613,7 @@ static int npl_free(void *self, void *ptr, char *err, size_t errlen)
 	}
 	pthread_mutex_unlock(&a->lock);
 
-	struct npl_call c = { .fn = FN_FREE, .ptr = b->ptr, .size = (ssize_t)b->size,
+	struct plugin_call c = { .fn = PLUGIN_FN_FREE, .ptr = b->ptr, .size = (ssize_t)b->size,
 			      .device = b->device, .stream = b->stream };
 	free(b);
 	/* A retired plug-in's block is lost, not given back: the daemon's
@@ -676,7 +626,7 @@ static int npl_free(void *self, void *ptr, char *err, size_t errlen)
 }
 
 /* A stream hook on a live pointer; nothing without the hook, as upstream. */
-static int stream_hook(struct npl *a, enum npl_fn fn, bool hooked, void *ptr,
+static int stream_hook(struct npl *a, enum plugin_fn fn, bool hooked, void *ptr,
 		       aclrtStream stream)
 {
 	pthread_mutex_lock(&a->lock);
@@ -684,7 +634,7 @@ static int stream_hook(struct npl *a, enum npl_fn fn, bool hooked, void *ptr,
 	pthread_mutex_unlock(&a->lock);
 	if (!live)
 		return -EINVAL;
-	struct npl_call c = { .fn = fn, .ptr = ptr, .stream = stream };
+	struct plugin_call c = { .fn = fn, .ptr = ptr, .stream = stream };
 	return hooked ? call(a, &c) : 0;
 }
 
@@ -692,14 +642,14 @@ static int npl_record_stream(void *self, void *ptr, aclrtStream stream)
 {
 	struct npl *a = self;
 
-	return stream_hook(a, FN_RECORD_STREAM, a->plugin->hook.record_stream, ptr, stream);
+	return stream_hook(a, PLUGIN_FN_RECORD_STREAM, plugin_has_hook(a->plugin, PLUGIN_HOOK_record_stream), ptr, stream);
 }
 
 static int npl_erase_stream(void *self, void *ptr, aclrtStream stream)
 {
 	struct npl *a = self;
 
-	return stream_hook(a, FN_ERASE_STREAM, a->plugin->hook.erase_stream, ptr, stream);
+	return stream_hook(a, PLUGIN_FN_ERASE_STREAM, plugin_has_hook(a->plugin, PLUGIN_HOOK_erase_stream), ptr, stream);
 }
 
 static size_t npl_block_size(void *self, const void *ptr)
@@ -715,10 +665,14 @@ static size_t npl_block_size(void *self, const void *ptr)
 
 void *npl_base_allocation(struct npl *a, void *ptr, size_t *size)
 {
-	struct npl_call c = { .fn = FN_BASE_ALLOC, .ptr = ptr, .size_out = size };
+	struct plugin_call c = { .fn = PLUGIN_FN_BASE_ALLOC, .ptr = ptr, .size_out = *size };
 
-	if (a->plugin->hook.base_alloc)
-		return call(a, &c) == 0 ? c.ret : NULL;
+	if (plugin_has_hook(a->plugin, PLUGIN_HOOK_base_alloc)) {
+		if (call(a, &c) != 0)
+			return NULL;
+		*size = c.size_out;
+		return c.ret;
+	}
 	*size = npl_block_size(a, ptr);
 	return ptr;
 }
@@ -729,8 +683,8 @@ static int npl_empty_cache(void *self, int device)
 
 	if (device != -1 && !valid_device(a, device))
 		return -EINVAL;
-	struct npl_call c = { .fn = FN_RESET };
-	return a->plugin->hook.reset ? call(a, &c) : 0;
+	struct plugin_call c = { .fn = PLUGIN_FN_RESET };
+	return plugin_has_hook(a->plugin, PLUGIN_HOOK_reset) ? call(a, &c) : 0;
 }
 
 /* A hook's failure with what happened in err: the plug-in faulted now
@@ -759,8 +713,8 @@ static int npl_set_memory_fraction(void *self, int device, double fraction,
 	pthread_mutex_lock(&a->lock);
 	a->fraction[device] = fraction;
 	pthread_mutex_unlock(&a->lock);
-	struct npl_call c = { .fn = FN_MEMORY_FRACTION, .fraction = fraction, .device = device };
-	return a->plugin->hook.memory_fraction ? told(a, call(a, &c), err, errlen) : 0;
+	struct plugin_call c = { .fn = PLUGIN_FN_MEMORY_FRACTION, .fraction = fraction, .device = device };
+	return plugin_has_hook(a->plugin, PLUGIN_HOOK_memory_fraction) ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static double npl_get_memory_fraction(void *self, int device)
@@ -815,12 +769,12 @@ static int reset_peak_status(struct npl *a, int device)
 {
 	int rc = 0;
 
-	if (!a->plugin->hook.reset_peak_status) {
+	if (!plugin_has_hook(a->plugin, PLUGIN_HOOK_reset_peak_status)) {
 		warn_once(a, NPL_WARN_RESET_PEAK_STATUS);
 		return 0;
 	}
 	for (int d = 0; d < a->device_count && !rc; d++) {
-		struct npl_call c = { .fn = FN_RESET_PEAK_STATUS, .device = d };
+		struct plugin_call c = { .fn = PLUGIN_FN_RESET_PEAK_STATUS, .device = d };
 		if (device == -1 || d == device)
 			rc = call(a, &c);
 	}
@@ -855,28 +809,28 @@ static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id
 				      npa_pool_filter filter, void *arg, char *err, size_t errlen)
 {
 	struct npl *a = self;
-	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
+	struct plugin_call c = { .fn = PLUGIN_FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
 			      .filter = filter, .arg = arg };
 
-	return a->plugin->hook.begin_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return plugin_has_hook(a->plugin, PLUGIN_HOOK_begin_allocate_to_pool) ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id id, char *err,
 				    size_t errlen)
 {
 	struct npl *a = self;
-	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = abi_id(id) };
+	struct plugin_call c = { .fn = PLUGIN_FN_END_POOL, .device = device, .pool = abi_id(id) };
 
-	return a->plugin->hook.end_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return plugin_has_hook(a->plugin, PLUGIN_HOOK_end_allocate_to_pool) ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_release_pool(void *self, int device, struct npa_pool_id id, char *err,
 			    size_t errlen)
 {
 	struct npl *a = self;
-	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
+	struct plugin_call c = { .fn = PLUGIN_FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
 
-	return a->plugin->hook.release_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return plugin_has_hook(a->plugin, PLUGIN_HOOK_release_pool) ? told(a, call(a, &c), err, errlen) : 0;
 }
 
 static int npl_device_count(void *self)
@@ -899,22 +853,20 @@ int npl_get_own_stats(struct npl *a, int device, struct npa_stats *out)
 static int npl_get_stats(void *self, int device, struct npa_stats *out)
 {
 	struct npl *a = self;
-	struct npumemfs_device_stats abi;
-	struct npl_call c = { .fn = FN_GET_DEVICE_STATS, .device = device,
-			      .stats_out = &abi };
+	struct plugin_call c = { .fn = PLUGIN_FN_GET_DEVICE_STATS, .device = device };
 
 	if (!valid_device(a, device))
 		return -EINVAL;
-	if (!a->plugin->hook.get_device_stats ||
+	if (!plugin_has_hook(a->plugin, PLUGIN_HOOK_get_device_stats) ||
 	    __atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE)) {
-		if (!a->plugin->hook.get_device_stats)
+		if (!plugin_has_hook(a->plugin, PLUGIN_HOOK_get_device_stats))
 			warn_once(a, NPL_WARN_GET_DEVICE_STATS);
 		return npl_get_own_stats(a, device, out);
 	}
 	int rc = call(a, &c);
 	if (rc)
 		return rc;
-	npl_stats_from_abi(out, &abi);
+	npl_stats_from_abi(out, &c.stats);
 	return 0;
 }
 

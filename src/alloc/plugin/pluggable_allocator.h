@@ -104,6 +104,9 @@ void npl_set_foreign_check(struct npl *a, npl_foreign_fn fn, void *arg);
  */
 typedef void (*npl_warn_fn)(void *arg, const struct npl *self, const char *text);
 void npl_set_warn(struct npl *a, npl_warn_fn fn, void *arg);
+/* An eventfd written when the plug-in's host ends while no call is in it
+ * (the plug-in is then retired, as after a fault). */
+void npl_set_fault_notify(struct npl *a, int fd);
 /* Whether a fault retired the plug-in; what happened in buf. */
 bool npl_fault(struct npl *a, char *buf, size_t len);
 /* Whether a live block of this plug-in shares a byte with [ptr, ptr + size). */

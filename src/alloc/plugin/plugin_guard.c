@@ -62,8 +62,10 @@ static void on_fault(int sig, siginfo_t *info, void *uc)
 		return;
 	}
 	current = NULL;
+	b->fault.end = PLUGIN_END_SIGNAL;
 	b->fault.sig = sig;
 	b->fault.addr = sig == SIGABRT ? NULL : info->si_addr;
+	b->fault.addr_known = sig != SIGABRT;
 	siglongjmp(b->env, 1);
 }
 

@@ -14,14 +14,12 @@
 
 #include <stdbool.h>
 
-struct plugin_fault {
-	int sig;
-	void *addr;   /* si_addr: the faulting address (0 for abort) */
-};
+#include "plugin_call.h"
 
 /* Install the handlers, again if another was set since; at each load. */
 int plugin_guard_install(void);
-/* Run fn(arg) behind the barrier: 0, or -EFAULT with what happened in *f. */
+/* Run fn(arg) behind the barrier: 0, or -EFAULT with what happened in *f
+ * (PLUGIN_END_SIGNAL; addr is si_addr, NULL for abort). */
 int plugin_guard_call(void (*fn)(void *arg), void *arg, struct plugin_fault *f);
 
 #endif /* NPA_PLUGIN_GUARD_H */

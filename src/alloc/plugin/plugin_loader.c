@@ -21,6 +21,7 @@
 #include "plugin_loader.h"
 
 #include "plugin_guard.h"
+#include "plugin_host.h"
 #include "plugin_trust.h"
 
 /*
@@ -138,9 +139,21 @@ static void *base_of(const void *code)
 	return code && dladdr(code, &info) ? info.dli_fbase : NULL;
 }
 
-bool plugin_has_code(const struct plugin *p, const void *code)
+bool plugin_has_code(const struct plugin *p, const void *obj, const void *code)
 {
+	if (p->host)
+		return plugin_host_owns_function(p->host, obj, code);
 	return p->base && base_of(code) == p->base;
+}
+
+struct guarded {
+	const struct plugin *p;
+	struct plugin_call *c;
+};
+
+static void plugin_call_run_guarded(struct guarded *g)
+{
+	plugin_call_run(g->p, g->c);
 }
 
 static int resolve_all(struct plugin *p, char *err, size_t errlen)
@@ -159,54 +172,79 @@ static int resolve_all(struct plugin *p, char *err, size_t errlen)
 	return rc;
 }
 
-struct init_call {
-	const struct plugin *p;
-	int device_count;
-	int checked;
-};
-
-static void call_init(void *arg)
+bool plugin_has_hook(const struct plugin *p, enum plugin_hook hook)
 {
-	struct init_call *c = arg;
+	return p->hook_name[hook][0] != '\0';
+}
 
-	if (c->p->hook.init)
-		c->p->hook.init(c->device_count);
-	if (c->p->hook.init_checked)
-		c->checked = c->p->hook.init_checked(c->device_count);
+int plugin_exec(const struct plugin *p, struct plugin_call *c, struct plugin_fault *f)
+{
+	if (p->host)
+		return plugin_host_call(p->host, c, f);
+	return plugin_guard_call((void (*)(void *))plugin_call_run_guarded, &(struct guarded){ p, c },
+				 f);
 }
 
 /* upstream createCustomAllocator(): init(device_count) once, at creation,
- * behind the fault barrier like every call into the plug-in; what its
- * device_count holds is the caller's (flavor.h). */
+ * like every call into the plug-in; what its device_count holds is the
+ * caller's (flavor.h). */
 static int run_init(struct plugin *p, int device_count, char *err,
 		    size_t errlen)
 {
-	struct init_call c = { .p = p, .device_count = device_count };
+	struct plugin_call c = { .fn = PLUGIN_FN_INIT, .device = device_count };
 	struct plugin_fault f;
+	char what[160];
 
-	if (!p->hook.init && !p->hook.init_checked)
+	if (!plugin_has_hook(p, PLUGIN_HOOK_init) && !plugin_has_hook(p, PLUGIN_HOOK_init_checked))
 		return 0;
 	plugin_guard_install();
-	if (plugin_guard_call(call_init, &c, &f) != 0) {
-		snprintf(err, errlen, "the init hook of %s faulted: signal %d (%s) at %p; "
-			 "not loaded", p->path, f.sig, strsignal(f.sig), f.addr);
+	if (plugin_exec(p, &c, &f) != 0) {
+		plugin_fault_text(&f, what, sizeof(what));
+		snprintf(err, errlen, "the init hook of %s faulted: %s; not loaded", p->path, what);
 		return -EFAULT;
 	}
-	if (p->hook.init_checked) {
-		int r = c.checked;
-		if (r) {
-			snprintf(err, errlen,
-				 "init_checked hook '%s' of %s refused the load "
-				 "(returned %d)",
-				 p->hook_name[PLUGIN_HOOK_init_checked], p->path, r);
-			return -EINVAL;
-		}
+	if (c.checked) {
+		snprintf(err, errlen, "init_checked hook '%s' of %s refused the load (returned %d)",
+			 p->hook_name[PLUGIN_HOOK_init_checked], p->path, c.checked);
+		return -EINVAL;
 	}
 	return 0;
 }
 
+int plugin_load_spec(struct plugin *p, const struct plugin_spec *spec, int fd, char *err,
+		     size_t errlen)
+{
+	int rc;
+
+	if (!p->path[0])
+		snprintf(p->path, sizeof(p->path), "%s", spec->path);
+	memcpy(p->alloc_name, spec->alloc_name, sizeof(p->alloc_name));
+	memcpy(p->free_name, spec->free_name, sizeof(p->free_name));
+	memcpy(p->hook_name, spec->hook_name, sizeof(p->hook_name));
+	pthread_mutex_lock(&loader_lock);
+	rc = load_object(p, fd, err, errlen);
+	pthread_mutex_unlock(&loader_lock);
+	if (!rc)
+		rc = resolve_all(p, err, errlen);
+	if (!rc)
+		p->base = base_of((const void *)p->alloc);
+	return rc;
+}
+
+/* In a host: the host's loader does the loading; this process keeps the
+ * names, which say which hooks there are. */
+static int load_in_host(struct plugin *p, const struct plugin_spec *spec, const char *line,
+			int fd, const struct plugin_isolation *iso, char *err, size_t errlen)
+{
+	memcpy(p->alloc_name, spec->alloc_name, sizeof(p->alloc_name));
+	memcpy(p->free_name, spec->free_name, sizeof(p->free_name));
+	memcpy(p->hook_name, spec->hook_name, sizeof(p->hook_name));
+	return plugin_host_start(iso, fd, line, &p->host, err, errlen);
+}
+
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
-		int init_arg, struct plugin **out, char *err, size_t errlen)
+		int init_arg, const struct plugin_isolation *iso, struct plugin **out,
+		char *err, size_t errlen)
 {
 	struct plugin_spec spec;
 	int rc = plugin_spec_parse(line, &spec, err, errlen);
@@ -218,24 +256,17 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 		snprintf(err, errlen, "out of memory loading a plug-in");
 		return -ENOMEM;
 	}
-	memcpy(p->alloc_name, spec.alloc_name, sizeof(p->alloc_name));
-	memcpy(p->free_name, spec.free_name, sizeof(p->free_name));
-	memcpy(p->hook_name, spec.hook_name, sizeof(p->hook_name));
-
 	int fd = plugin_trust_open(spec.path, allowed_dirs, owner, p->path, err,
 				   errlen);
 	if (fd < 0) {
 		free(p);
 		return fd;
 	}
-	pthread_mutex_lock(&loader_lock);
-	rc = load_object(p, fd, err, errlen);
-	pthread_mutex_unlock(&loader_lock);
+	if (iso && iso->host_path)
+		rc = load_in_host(p, &spec, line, fd, iso, err, errlen);
+	else
+		rc = plugin_load_spec(p, &spec, fd, err, errlen);
 	close(fd);
-	if (!rc)
-		rc = resolve_all(p, err, errlen);
-	if (!rc)
-		p->base = base_of((const void *)p->alloc);
 	if (!rc)
 		rc = run_init(p, init_arg, err, errlen);
 	/* Code that faulted may have left anything half done: it stays
@@ -253,6 +284,7 @@ int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
 
 void plugin_abandon(struct plugin *p)
 {
+	plugin_host_stop(p->host);
 	free(p);
 }
 
@@ -260,6 +292,7 @@ void plugin_close(struct plugin *p)
 {
 	if (!p)
 		return;
+	plugin_host_stop(p->host);
 	if (p->handle) {
 		pthread_mutex_lock(&loader_lock);
 		dlclose(p->handle);

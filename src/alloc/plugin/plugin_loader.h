@@ -13,6 +13,8 @@
 
 #include <npumemfs/plugin.h>
 
+#include "plugin_call.h"
+
 /* Hook names accepted in a spec line, in the order they are listed. */
 #define NPUMEMFS_PLUGIN_HOOKS(X)                                               \
 	X(init)                                                                \
@@ -39,8 +41,20 @@ enum plugin_hook {
 #define PLUGIN_ERRLEN 1024
 
 /* A loaded plug-in: the resolved functions and where they came from. */
+struct plugin_host;
+
+struct plugin_block_api {
+	void *(*malloc_block)(size_t size, void *stream, int device);
+	void (*free_block)(void *handle);
+	void *(*block_ptr)(const void *handle);
+	size_t (*block_size)(const void *handle);
+};
+
 struct plugin {
 	char path[PATH_MAX];              /* canonical path of the object */
+	/* Where its code runs: a host process, or this one (NULL). In a host,
+	 * the function pointers below are the host's and never called here. */
+	struct plugin_host *host;
 	char alloc_name[PLUGIN_SYMLEN];
 	char free_name[PLUGIN_SYMLEN];
 	char hook_name[PLUGIN_NHOOKS][PLUGIN_SYMLEN]; /* "" when not given */
@@ -97,11 +111,33 @@ int plugin_spec_parse(const char *line, struct plugin_spec *spec, char *err,
  * loadable shared object; -EFAULT the init hook faulted (the object stays
  * mapped, and none of its code runs again). The reason is written to err.
  */
+/* How a plug-in is run: in a host process of its own (what the daemon
+ * does), or in this process behind the fault barrier. */
+struct plugin_isolation {
+	const char *host_path;   /* NULL: in this process */
+	unsigned timeout_ms;     /* bound on one call in a host; 0: the default */
+	/* torch_npu's block handles, as the loading program exports them
+	 * (MallocBlock ...): a host forwards a plug-in's calls to these. */
+	const struct plugin_block_api *blocks;
+};
+
 int plugin_open(const char *line, const char *allowed_dirs, uid_t owner,
-		int init_arg, struct plugin **out, char *err, size_t errlen);
+		int init_arg, const struct plugin_isolation *iso, struct plugin **out,
+		char *err, size_t errlen);
+/* The loader's part, in whichever process runs the plug-in: load the open
+ * object fd and resolve what spec names (the names are copied into p). */
+int plugin_load_spec(struct plugin *p, const struct plugin_spec *spec, int fd, char *err,
+		     size_t errlen);
+/* Whether the plug-in has the hook (it was named, so it was resolved). */
+bool plugin_has_hook(const struct plugin *p, enum plugin_hook hook);
+/* Run one call where the plug-in lives: 0, -EIO when it is gone already,
+ * -EFAULT when this call ended it (what happened in *f). */
+int plugin_exec(const struct plugin *p, struct plugin_call *c, struct plugin_fault *f);
 void plugin_close(struct plugin *p);
-/* Whether `code` (a function's address) lies in the plug-in's object. */
-bool plugin_has_code(const struct plugin *p, const void *code);
+/* Whether `code` (a function's address), called with `obj`, is the
+ * plug-in's: in its object, or for a plug-in in a host, one of the
+ * trampolines its descriptors run through with a descriptor of its own. */
+bool plugin_has_code(const struct plugin *p, const void *obj, const void *code);
 /* Forget a plug-in without unloading it: its code stays mapped, none of it
  * (destructors included) runs again. For a plug-in that faulted. */
 void plugin_abandon(struct plugin *p);

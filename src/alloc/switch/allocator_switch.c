@@ -46,6 +46,20 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 		free(sw);
 		return -ENOMEM;
 	}
+	sw->fault_fd = sw->reaper_stop_fd = -1;
+	if (opt->plugin_host && !(sw->plugin_host = strdup(opt->plugin_host))) {
+		free(sw->plugin_dirs);
+		free(sw);
+		return -ENOMEM;
+	}
+	sw->plugin_timeout_ms = opt->plugin_timeout_ms;
+	sw->plugin_blocks = opt->plugin_blocks;
+	if (sw->plugin_host && sw_reaper_start(sw) != 0) {
+		free(sw->plugin_host);
+		free(sw->plugin_dirs);
+		free(sw);
+		return -ENOMEM;
+	}
 	sw->npa = opt->caching;
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
@@ -71,6 +85,10 @@ void sw_destroy(struct sw *sw)
 
 	if (!sw)
 		return;
+	/* No host's end is told any more: the reaper goes before they do. */
+	for (struct sw_entry *e = sw->plugins; e; e = e->next)
+		npl_set_fault_notify(e->npl, -1);
+	sw_reaper_stop(sw);
 	HASH_ITER(hh, sw->owners, o, tmp) {
 		HASH_DEL(sw->owners, o);
 		free(o);
@@ -88,6 +106,7 @@ void sw_destroy(struct sw *sw)
 	pthread_mutex_destroy(&sw->lock);
 	pthread_mutex_destroy(&sw->swap_lock);
 	free(sw->plugin_dirs);
+	free(sw->plugin_host);
 	free(sw);
 }
 
@@ -220,8 +239,9 @@ static void retire(struct sw *sw, struct sw_entry *e)
 		sw->on_fault(sw->ctx, e->name, what);
 }
 
-/* A MemPool's plug-in that faulted inside the caching allocator's call. */
-static void note_lender_faults(struct sw *sw)
+/* A MemPool's plug-in that faulted inside the caching allocator's call,
+ * or a plug-in whose host died outside any call. */
+void sw_retire_faulted(struct sw *sw)
 {
 	for (;;) {
 		pthread_mutex_lock(&sw->lock);
@@ -239,7 +259,7 @@ static void note_lender_faults(struct sw *sw)
 void sw_note_fault(struct sw *sw, struct sw_entry *e)
 {
 	if (e->resident)
-		note_lender_faults(sw);
+		sw_retire_faulted(sw);
 	else
 		retire(sw, e);
 }
@@ -250,8 +270,10 @@ static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t s
 {
 	int rc = e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
 	struct sw_owner *o = NULL;
+	char what[8];
 
-	if (rc == -EFAULT)
+	/* A plug-in that never returned fails the allocation with ENOMEM. */
+	if (rc == -EFAULT || (rc == -ENOMEM && allocator_faulted(e->a, what, sizeof(what))))
 		sw_note_fault(sw, e);
 
 	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
@@ -303,13 +325,13 @@ struct sw_entry *sw_hold(struct sw *sw, const char *name)
 	return e;
 }
 
-struct sw_entry *sw_hold_code(struct sw *sw, const void *code)
+struct sw_entry *sw_hold_code(struct sw *sw, const void *obj, const void *code)
 {
 	struct sw_entry *e = NULL;
 
 	pthread_mutex_lock(&sw->lock);
 	for (struct sw_entry *p = sw->plugins; p && !e; p = p->next)
-		if (sw_entry_has_code(p, code))
+		if (sw_entry_has_code(p, obj, code))
 			e = p;
 	if (e)
 		sw_pin(e);
@@ -317,9 +339,9 @@ struct sw_entry *sw_hold_code(struct sw *sw, const void *code)
 	return e;
 }
 
-bool sw_entry_has_code(const struct sw_entry *e, const void *code)
+bool sw_entry_has_code(const struct sw_entry *e, const void *obj, const void *code)
 {
-	return !e->resident && plugin_has_code(npl_plugin(e->npl), code);
+	return !e->resident && plugin_has_code(npl_plugin(e->npl), obj, code);
 }
 
 void sw_drop(struct sw *sw, struct sw_entry *e)
@@ -541,7 +563,9 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 		snprintf(err, errlen, "out of host memory");
 		return -ENOMEM;
 	}
-	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, init_arg(sw), &p, err, errlen);
+	struct plugin_isolation iso = { sw->plugin_host, sw->plugin_timeout_ms, sw->plugin_blocks };
+	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, init_arg(sw), &iso, &p, err,
+			     errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {
@@ -552,6 +576,7 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 	e->since = p->loaded_at;
 	npl_set_foreign_check(e->npl, foreign_memory, sw);
 	npl_set_warn(e->npl, plugin_warning, sw);
+	npl_set_fault_notify(e->npl, sw->fault_fd);
 	*out = e;
 	return 0;
 }

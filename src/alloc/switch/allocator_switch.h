@@ -32,6 +32,11 @@ struct sw_options {
 	int device_count;
 	const char *plugin_dirs; /* comma-separated allowed folders ("" none) */
 	uid_t owner;             /* who may own plug-in files besides root */
+	/* Where plug-ins run: each in a host process started from this
+	 * program (plugin_host.h), or in this process when NULL. */
+	const char *plugin_host;
+	unsigned plugin_timeout_ms; /* bound on one call into a host; 0: default */
+	const struct plugin_block_api *plugin_blocks; /* what a host's block calls reach */
 	/* Told (outside every switch lock, on the thread that let go of the
 	 * last pin, so possibly on two threads at once) when a plug-in is
 	 * unloaded: the switch does not log, its owner does. May be NULL. */
@@ -111,9 +116,9 @@ struct sw_entry *sw_hold(struct sw *sw, const char *name);
  * ACL allocator it registered) keeps it as sw_hold does. NULL when no
  * loaded plug-in holds that code.
  */
-struct sw_entry *sw_hold_code(struct sw *sw, const void *code);
-/* Whether `code` lies in the object of plug-in `e` (false for caching). */
-bool sw_entry_has_code(const struct sw_entry *e, const void *code);
+struct sw_entry *sw_hold_code(struct sw *sw, const void *obj, const void *code);
+/* Whether `code`, called with `obj`, is plug-in e's (false for caching). */
+bool sw_entry_has_code(const struct sw_entry *e, const void *obj, const void *code);
 void sw_drop(struct sw *sw, struct sw_entry *e);
 const char *sw_entry_name(const struct sw_entry *e);
 /* sw_malloc from a held allocator; freed with sw_free like any block. */

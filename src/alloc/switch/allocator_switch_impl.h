@@ -41,6 +41,15 @@ struct sw {
 	int device_count;
 	char *plugin_dirs;
 	uid_t owner;
+	char *plugin_host;         /* NULL: plug-ins run in this process */
+	unsigned plugin_timeout_ms;
+	const struct plugin_block_api *plugin_blocks;
+	/* A host that died outside any call is told here; the reaper thread
+	 * retires it (allocator_switch_reaper.c). */
+	int fault_fd;
+	int reaper_stop_fd;
+	pthread_t reaper;
+	bool reaper_on;
 	void (*on_unload)(void *ctx, const char *name, const char *path);
 	void (*on_unloading)(void *ctx, const struct sw_entry *e);
 	void (*on_fault)(void *ctx, const char *name, const char *what);
@@ -85,5 +94,9 @@ bool sw_plugin_owner(struct sw *sw, const struct npl *self, int device, const vo
  * a MemPool's inside the caching allocator) stops being current, and is
  * told once. */
 void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
+/* Retire every plug-in that faulted and was not yet told. */
+void sw_retire_faulted(struct sw *sw);                          /* no lock */
+int sw_reaper_start(struct sw *sw);
+void sw_reaper_stop(struct sw *sw);
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

@@ -138,7 +138,7 @@ int main(void)
 	if (npa_create(&opt, &npa))
 		return 1;
 	so.caching = npa;
-	if (plugin_open(spec, PLUGIN_DIR, getuid(), 1, &plug, err, sizeof(err)) ||
+	if (plugin_open(spec, PLUGIN_DIR, getuid(), 1, NULL, &plug, err, sizeof(err)) ||
 	    npl_create(plug, 1, &wrapper) || sw_create(&so, &sw) ||
 	    sw_write(sw, spec, err, sizeof(err))) {
 		fprintf(stderr, "bench_plugin: %s\n", err);

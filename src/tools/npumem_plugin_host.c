@@ -1,0 +1,213 @@
+/*
+ * npumem_plugin_host.c - the process a plug-in runs in.
+ *
+ * The daemon starts one per loaded plug-in (plugin_host.c) with three
+ * descriptors (plugin_wire.h): ctl, on which it sends the socket of each
+ * new lane; async, for the plug-in's own threads' ACL calls; and the
+ * plug-in object it checked. Each lane gets a thread that runs one call
+ * at a time. Nothing here guards against the plug-in: whatever it does
+ * ends at most this process, and the daemon sees how it ended.
+ *
+ * Process-wide state is unavoidable here: the ACL functions a plug-in
+ * calls take no context, so they find the lane of their thread in a
+ * thread-local and the async channel in `the_host`.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "alloc/plugin/plugin_loader.h"
+#include "alloc/plugin/plugin_wire.h"
+#include "plugin_host_acl.h"
+
+struct host the_host = { .async_fd = PW_FD_ASYNC, .async_lock = PTHREAD_MUTEX_INITIALIZER };
+__thread int host_lane_fd = -1;
+
+/* A fork inside plug-in code: the copy must never answer for the host. */
+static volatile sig_atomic_t is_fork_copy;
+
+static void on_fork_child(void)
+{
+	is_fork_copy = 1;
+}
+
+static void leave_if_copy(void)
+{
+	if (is_fork_copy)
+		_exit(0);
+}
+
+static void load(struct pw_msg *m, ssize_t n)
+{
+	char err[PLUGIN_ERRLEN] = "";
+	struct plugin_spec spec;
+	size_t len = (size_t)n - sizeof(*m);
+
+	m->data[len < PW_MAX_DATA ? len : PW_MAX_DATA - 1] = '\0';
+	m->rc = plugin_spec_parse(m->data, &spec, err, sizeof(err));
+	if (!m->rc)
+		m->rc = plugin_load_spec(&the_host.plugin, &spec, PW_FD_OBJECT, err, sizeof(err));
+	m->len = (uint32_t)strlen(err) + 1;
+	memcpy(m->data, err, m->len);
+}
+
+static void run_desc(struct pw_msg *m)
+{
+	void *fn = (void *)(uintptr_t)m->v[0];
+	void *obj = (void *)(uintptr_t)m->v[1];
+
+	m->len = 0;
+	switch (m->op) {
+	case PW_DESC_ALLOC:
+		m->v[0] = (uintptr_t)((aclrtAllocatorAllocFunc)fn)(obj, (size_t)m->v[2]);
+		break;
+	case PW_DESC_FREE:
+		((aclrtAllocatorFreeFunc)fn)(obj, (void *)(uintptr_t)m->v[2]);
+		break;
+	case PW_DESC_ALLOC_ADVISE:
+		m->v[0] = (uintptr_t)((aclrtAllocatorAllocAdviseFunc)fn)(
+			obj, (size_t)m->v[2], (void *)(uintptr_t)m->v[3]);
+		break;
+	case PW_DESC_ADDR:
+		m->v[0] = (uintptr_t)((aclrtAllocatorGetAddrFromBlockFunc)fn)(obj);
+		break;
+	}
+}
+
+static void serve(struct pw_msg *m, ssize_t n)
+{
+	switch (m->kind) {
+	case PW_LOAD:
+		load(m, n);
+		break;
+	case PW_CALL:
+		if (m->call.fn == PLUGIN_FN_BEGIN_POOL)
+			host_filter_wrap(&m->call);
+		plugin_call_run(&the_host.plugin, &m->call);
+		m->len = 0;
+		break;
+	case PW_DESC:
+		run_desc(m);
+		break;
+	default:
+		_exit(PW_EXIT_PROTOCOL);
+	}
+	leave_if_copy();
+	m->kind = PW_RETURN;
+}
+
+/*
+ * A fault ends the host as it would without a handler, but first tells
+ * the daemon the address, which an exit status cannot carry. It runs on
+ * a stack of its own, so a stack overflow is told too.
+ */
+static void on_fault(int sig, siginfo_t *info, void *uc)
+{
+	struct pw_fault f = { sig, sig == SIGABRT ? 0 : (uint64_t)(uintptr_t)info->si_addr };
+
+	(void)uc;
+	if (send(PW_FD_FAULT, &f, sizeof(f), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		f.sig = sig;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Each lane's thread gets its own: an alternate stack is per thread. */
+static void *alt_stack(void)
+{
+	stack_t ss = { .ss_size = 64 << 10 };
+
+	ss.ss_sp = malloc(ss.ss_size);
+	if (ss.ss_sp && sigaltstack(&ss, NULL) != 0) {
+		free(ss.ss_sp);
+		ss.ss_sp = NULL;
+	}
+	return ss.ss_sp;
+}
+
+static void tell_faults(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static void *lane_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct pw_msg *m = malloc(PW_MSG_MAX);
+	void *stack = alt_stack();
+
+	host_lane_fd = fd;
+	for (;;) {
+		ssize_t n = m ? recv(fd, m, PW_MSG_MAX, 0) : -1;
+		if (n < (ssize_t)sizeof(*m))
+			break;
+		serve(m, n);
+		if (send(fd, m, sizeof(*m) + m->len, MSG_NOSIGNAL) < 0)
+			break;
+	}
+	stack_t off = { .ss_flags = SS_DISABLE };
+	sigaltstack(&off, NULL);
+	free(stack);
+	free(m);
+	close(fd);
+	return NULL;
+}
+
+/* One lane's socket, or -1 when the daemon closed ctl. */
+static int next_lane(void)
+{
+	char byte;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(PW_FD_CTL, &mh, MSG_CMSG_CLOEXEC) <= 0)
+		return -1;
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int fd;
+
+	/* The simulator's library, so that a plug-in's dependency on it is
+	 * met; its functions are never reached: ours are found first. */
+	if (argc > 1 && argv[1][0])
+		dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	/* The host lives no longer than the daemon that started it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		return PW_EXIT_PROTOCOL;
+	pthread_atfork(NULL, NULL, on_fork_child);
+	tell_faults();
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	while ((fd = next_lane()) >= 0)
+		if (pthread_create(&t, &attr, lane_main, (void *)(intptr_t)fd) != 0)
+			close(fd);
+	/* ctl closed: the daemon unloads the plug-in; its threads go with us. */
+	_exit(0);
+}
