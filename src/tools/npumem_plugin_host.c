@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -197,10 +196,6 @@ int main(int argc, char **argv)
 	 * met; its functions are never reached: ours are found first. */
 	if (argc > 1 && argv[1][0])
 		dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	/* The host lives no longer than the daemon that started it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		return PW_EXIT_PROTOCOL;
 	pthread_atfork(NULL, NULL, on_fork_child);
 	tell_faults();
 	pthread_attr_init(&attr);
@@ -208,6 +203,8 @@ int main(int argc, char **argv)
 	while ((fd = next_lane()) >= 0)
 		if (pthread_create(&t, &attr, lane_main, (void *)(intptr_t)fd) != 0)
 			close(fd);
-	/* ctl closed: the daemon unloads the plug-in; its threads go with us. */
+	/* ctl closed: the daemon unloads the plug-in, or is gone (its end
+	 * closes with it, whichever of its threads started us); the plug-in's
+	 * threads go with us. */
 	_exit(0);
 }

@@ -4,6 +4,11 @@
  * A uthash table of name -> (block, size) behind one mutex. Every byte
  * goes through aclrtMemcpy (aclrtMemcpyAsync while the stream captures),
  * so what a test reads back really came out of simulated device memory.
+ *
+ * The allocator is called without the mutex held: a plug-in may take up
+ * to its timeout to answer, and a listing, a stat or another tensor must
+ * not wait for it. The tensor whose block is being replaced is marked
+ * busy meanwhile; whatever else wants that tensor waits for it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +32,7 @@ struct tensor {
 	 * tensor grown by a write far past its end stays sparse. */
 	struct extent_set written;
 	struct timespec changed; /* when its bytes or size last changed: its mtime */
+	bool busy;      /* its block is being replaced, outside the lock */
 	UT_hash_handle hh;
 };
 
@@ -44,6 +50,7 @@ struct tensor_store {
 	int device;
 	aclrtStream stream;     /* NULL: the default stream */
 	pthread_mutex_t lock;
+	pthread_cond_t idle;    /* a tensor stopped being busy */
 	struct tensor *table;
 	struct staged *staged;  /* newest first */
 	size_t staged_bytes;
@@ -59,6 +66,7 @@ int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_sto
 	ts->device = device;
 	ts->stream = stream;
 	pthread_mutex_init(&ts->lock, NULL);
+	pthread_cond_init(&ts->idle, NULL);
 	*out = ts;
 	return 0;
 }
@@ -84,6 +92,7 @@ void ts_free(struct tensor_store *ts)
 		free(ts->staged);
 		ts->staged = next;
 	}
+	pthread_cond_destroy(&ts->idle);
 	pthread_mutex_destroy(&ts->lock);
 	free(ts);
 }
@@ -98,6 +107,16 @@ static struct tensor *find(struct tensor_store *ts, const char *name)
 	struct tensor *t;
 
 	HASH_FIND_STR(ts->table, name, t);
+	return t;
+}
+
+/* Lock held. The tensor, once no one is replacing its block. */
+static struct tensor *find_idle(struct tensor_store *ts, const char *name)
+{
+	struct tensor *t;
+
+	while ((t = find(ts, name)) && t->busy)
+		pthread_cond_wait(&ts->idle, &ts->lock);
 	return t;
 }
 
@@ -252,14 +271,13 @@ int ts_create(struct tensor_store *ts, const char *name)
 int ts_unlink(struct tensor_store *ts, const char *name)
 {
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
-	if (t) {
+	struct tensor *t = find_idle(ts, name);
+	if (t)
 		HASH_DEL(ts->table, t);
-		if (t->ptr)
-			block_free(ts, t->ptr);
-		free(t);
-	}
 	pthread_mutex_unlock(&ts->lock);
+	if (t && t->ptr)
+		block_free(ts, t->ptr);
+	free(t);
 	return t ? 0 : -ENOENT;
 }
 
@@ -293,32 +311,40 @@ static int copy_written(struct tensor_store *ts, struct tensor *t, void *to, uin
 	return rc;
 }
 
-/* The old block is freed only once the new one holds the bytes. */
+/*
+ * Lock held, t idle; the lock is let go around the allocator's calls,
+ * with t busy. The old block is freed only once the new one holds the
+ * bytes.
+ */
 static int resize_locked(struct tensor_store *ts, struct tensor *t, uint64_t size,
 			 char *err, size_t errlen)
 {
-	void *ptr = NULL;
+	void *ptr = NULL, *old = NULL;
 	int rc;
 
 	if (size == t->size)
 		return 0;
 	if (size > SIZE_MAX)
 		return -EFBIG;
+	t->busy = true;
+	pthread_mutex_unlock(&ts->lock);
 	rc = block_alloc(ts, (size_t)size, &ptr, err, errlen);
-	if (rc)
-		return rc;
-	rc = copy_written(ts, t, ptr, size, err, errlen);
-	if (rc) {
-		block_free(ts, ptr);
-		return rc;
+	if (!rc) {
+		rc = copy_written(ts, t, ptr, size, err, errlen);
+		old = rc ? ptr : t->ptr;
 	}
-	if (t->ptr)
-		block_free(ts, t->ptr);
-	t->ptr = ptr;
-	t->size = size;
-	extent_set_clip(&t->written, size);
-	stamp(t);
-	return 0;
+	if (old)
+		block_free(ts, old);
+	pthread_mutex_lock(&ts->lock);
+	if (!rc) {
+		t->ptr = ptr;
+		t->size = size;
+		extent_set_clip(&t->written, size);
+		stamp(t);
+	}
+	t->busy = false;
+	pthread_cond_broadcast(&ts->idle);
+	return rc;
 }
 
 int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
@@ -327,7 +353,7 @@ int ts_resize(struct tensor_store *ts, const char *name, uint64_t size,
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
+	struct tensor *t = find_idle(ts, name);
 	if (t)
 		rc = resize_locked(ts, t, size, err, errlen);
 	pthread_mutex_unlock(&ts->lock);
@@ -340,7 +366,7 @@ ssize_t ts_read(struct tensor_store *ts, const char *name, void *buf,
 	ssize_t rc = -ENOENT;
 
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
+	struct tensor *t = find_idle(ts, name);
 	if (t) {
 		size_t n = off >= t->size ? 0 : (size_t)(t->size - off);
 		if (n > len)
@@ -363,7 +389,7 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 	if (off + len < off)
 		return -EFBIG;
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
+	struct tensor *t = find_idle(ts, name);
 	if (t) {
 		rc = 0;
 		if (off + len > t->size)
@@ -417,7 +443,7 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
+	struct tensor *t = find_idle(ts, name);
 	if (t)
 		rc = copy_async_locked(ts, t, host, size, kind, err, errlen);
 	pthread_mutex_unlock(&ts->lock);
@@ -433,7 +459,7 @@ int ts_with_block(struct tensor_store *ts, const char *name, ts_block_fn fn, voi
 	int rc = -ENOENT;
 
 	pthread_mutex_lock(&ts->lock);
-	struct tensor *t = find(ts, name);
+	struct tensor *t = find_idle(ts, name);
 	void *ptr = t ? t->ptr : NULL;
 	if (ptr)
 		rc = fn(arg, ptr);

@@ -245,7 +245,7 @@ size_t npl_destroy(struct npl *a)
 		live++;
 	}
 	/* A faulted plug-in's destructors may fault too: it stays mapped. */
-	if (a->faulted)
+	if (__atomic_load_n(&a->faulted, __ATOMIC_ACQUIRE))
 		plugin_abandon(a->plugin);
 	else
 		plugin_close(a->plugin);

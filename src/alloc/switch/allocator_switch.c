@@ -85,10 +85,10 @@ void sw_destroy(struct sw *sw)
 
 	if (!sw)
 		return;
-	/* No host's end is told any more: the reaper goes before they do. */
+	/* The reaper goes first; no host's end is told any more. */
+	sw_reaper_stop(sw);
 	for (struct sw_entry *e = sw->plugins; e; e = e->next)
 		npl_set_fault_notify(e->npl, -1);
-	sw_reaper_stop(sw);
 	HASH_ITER(hh, sw->owners, o, tmp) {
 		HASH_DEL(sw->owners, o);
 		free(o);
@@ -105,6 +105,7 @@ void sw_destroy(struct sw *sw)
 	}
 	pthread_mutex_destroy(&sw->lock);
 	pthread_mutex_destroy(&sw->swap_lock);
+	sw_reaper_close(sw);
 	free(sw->plugin_dirs);
 	free(sw->plugin_host);
 	free(sw);

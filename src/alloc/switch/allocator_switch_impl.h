@@ -97,6 +97,9 @@ void sw_note_fault(struct sw *sw, struct sw_entry *e);          /* no lock */
 /* Retire every plug-in that faulted and was not yet told. */
 void sw_retire_faulted(struct sw *sw);                          /* no lock */
 int sw_reaper_start(struct sw *sw);
+/* Stop the thread (hosts may still write the eventfd), then close it
+ * once no plug-in holds it. */
 void sw_reaper_stop(struct sw *sw);
+void sw_reaper_close(struct sw *sw);
 
 #endif /* NPUMEMFS_ALLOCATOR_SWITCH_IMPL_H */

@@ -55,8 +55,14 @@ void sw_reaper_stop(struct sw *sw)
 		return;
 	if (write(sw->reaper_stop_fd, &one, sizeof(one)) == sizeof(one))
 		pthread_join(sw->reaper, NULL);
-	close(sw->fault_fd);
-	close(sw->reaper_stop_fd);
-	sw->fault_fd = sw->reaper_stop_fd = -1;
 	sw->reaper_on = false;
+}
+
+void sw_reaper_close(struct sw *sw)
+{
+	if (sw->fault_fd >= 0)
+		close(sw->fault_fd);
+	if (sw->reaper_stop_fd >= 0)
+		close(sw->reaper_stop_fd);
+	sw->fault_fd = sw->reaper_stop_fd = -1;
 }
