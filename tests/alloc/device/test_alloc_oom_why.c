@@ -29,6 +29,29 @@ static aclrtStream new_stream(void)
 	return s;
 }
 
+/* A graph capturing on `s` (a relaxed capture: nothing here queries events). */
+static struct npa_graph *capture(struct npa *a, aclrtStream s)
+{
+	struct npa_graph *g;
+	char err[512] = "";
+
+	assert_int_equal(npa_graph_new(a, npa_allocator(a), &g), 0);
+	assert_int_equal(npa_graph_capture_begin(g, 0, s, (struct npa_pool_id){ 0, 0 },
+						 ACL_MODEL_RI_CAPTURE_MODE_RELAXED, err, sizeof(err)),
+			 0);
+	return g;
+}
+
+/* The capture ends, its work and the streams' with it, and the graph goes. */
+static void end_capture(struct npa_graph *g, aclrtStream s)
+{
+	char err[512] = "";
+
+	assert_int_equal(npa_graph_capture_end(g, s, err, sizeof(err)), 0);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	npa_graph_free(g);
+}
+
 static struct npa *start(void **state)
 {
 	return fx_start_device_segments(FLAVOR(state), N64M, NULL);
@@ -193,6 +216,16 @@ static void fragmentation_comes_before_private_pools(void **state)
 	fx_stop(a);
 }
 
+/* What the two pending-free traces below leave. */
+static void assert_held_by_30_mib_pending_on_stream_1(const struct npa_oom_why *w)
+{
+	assert_int_equal(w->pending_free, 30 * MiB);
+	assert_int_equal(w->npending_streams, 1);
+	assert_int_equal(w->pending[0].stream, 1);
+	assert_int_equal(w->pending[0].bytes, 30 * MiB);
+	assert_int_equal(w->verdict, NPA_OOM_PENDING_FREES);
+}
+
 /*
  * A 30 MiB block used on stream s1, whose work runs on, is freed and waits
  * for its event. During a capture on s2 the allocator may not synchronize
@@ -202,19 +235,15 @@ static void fragmentation_comes_before_private_pools(void **state)
 static void a_block_waiting_on_a_stream_during_a_capture_is_held_by_pending_frees(void **state)
 {
 	struct npa *a = start(state);
-	struct npa_graph *g;
 	aclrtStream s1 = new_stream(), s2 = new_stream();
-	char text[NPA_ERRLEN], err[512] = "";
+	char text[NPA_ERRLEN];
 	void *p = fx_malloc(a, mib(state, 30), NULL);
 	void *fill = fx_malloc(a, mib(state, 34), NULL);
 
 	assert_int_equal(npa_record_stream(a, p, s1), 0);
 	assert_int_equal(npusim_launch_open(s1), ACL_SUCCESS);
 	fx_free(a, p);
-	assert_int_equal(npa_graph_new(a, npa_allocator(a), &g), 0);
-	assert_int_equal(npa_graph_capture_begin(g, 0, s2, (struct npa_pool_id){ 0, 0 },
-						 ACL_MODEL_RI_CAPTURE_MODE_RELAXED, err,
-						 sizeof(err)), 0);
+	struct npa_graph *g = capture(a, s2);
 	struct npa_oom_why w = oom(a, mib(state, 16), s2, text, sizeof(text));
 
 	assert_true(w.pool_id[0] != 0 || w.pool_id[1] != 0);
@@ -222,14 +251,70 @@ static void a_block_waiting_on_a_stream_during_a_capture_is_held_by_pending_free
 	assert_int_equal(w.pool_free, 0);
 	assert_int_equal(w.headroom, 0);
 	assert_int_equal(w.private_free, 0);
-	assert_int_equal(w.pending_free, 30 * MiB);
-	assert_int_equal(w.npending_streams, 1);
-	assert_int_equal(w.pending[0].stream, 1);
-	assert_int_equal(w.pending[0].bytes, 30 * MiB);
-	assert_int_equal(w.verdict, NPA_OOM_PENDING_FREES);
-	assert_int_equal(npa_graph_capture_end(g, s2, err, sizeof(err)), 0);
-	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
-	npa_graph_free(g);
+	assert_held_by_30_mib_pending_on_stream_1(&w);
+	end_capture(g, s2);
+	fx_free(a, fill);
+	fx_stop(a);
+}
+
+/*
+ * Freed during the capture, a block used on stream s1 waits for the
+ * capture to end before it gets its events: its 30 MiB in the graph's
+ * pool are pending too, listed under s1.
+ */
+static void a_block_freed_during_a_capture_is_held_by_pending_frees(void **state)
+{
+	struct npa *a = start(state);
+	aclrtStream s1 = new_stream(), s2 = new_stream();
+	char text[NPA_ERRLEN];
+	void *fill = fx_malloc(a, mib(state, 34), NULL);
+
+	struct npa_graph *g = capture(a, s2);
+	void *p = fx_malloc(a, mib(state, 30), s2);
+	assert_int_equal(npa_record_stream(a, p, s1), 0);
+	fx_free(a, p);
+	struct npa_oom_why w = oom(a, mib(state, 16), s2, text, sizeof(text));
+
+	assert_int_equal(w.pool_free, 0);
+	assert_held_by_30_mib_pending_on_stream_1(&w);
+	end_capture(g, s2);
+	fx_free(a, fill);
+	fx_stop(a);
+}
+
+/*
+ * Ten small blocks, each used on its own stream whose work goes on, freed:
+ * the first eight streams are named, the other two summed. A 1000-byte
+ * request is a 1024-byte block (1536 with npu's pad).
+ */
+static void pending_frees_past_eight_streams_are_summed(void **state)
+{
+	struct npa *a = start(state);
+	aclrtStream s[11];
+	char text[NPA_ERRLEN];
+	uint64_t block = FLAVOR(state)->pad ? 1536 : 1024;
+
+	for (int i = 0; i < 11; i++)
+		s[i] = new_stream();
+	for (int i = 0; i < 10; i++) {
+		void *p = fx_malloc(a, 1000, NULL);
+
+		assert_int_equal(npa_record_stream(a, p, s[i]), 0);
+		assert_int_equal(npusim_launch_open(s[i]), ACL_SUCCESS);
+		fx_free(a, p);
+	}
+	void *fill = fx_malloc(a, mib(state, 62), NULL);
+	struct npa_graph *g = capture(a, s[10]);
+	struct npa_oom_why w = oom(a, mib(state, 16), s[10], text, sizeof(text));
+
+	assert_int_equal(w.pending_free, 10 * block);
+	assert_int_equal(w.npending_streams, NPA_OOM_WHY_STREAMS);
+	for (int i = 0; i < NPA_OOM_WHY_STREAMS; i++) {
+		assert_int_equal(w.pending[i].stream, i + 1);
+		assert_int_equal(w.pending[i].bytes, block);
+	}
+	assert_int_equal(w.pending_other_streams, 2 * block);
+	end_capture(g, s[10]);
 	fx_free(a, fill);
 	fx_stop(a);
 }
@@ -337,6 +422,8 @@ int main(void)
 		BOTH_FLAVORS(a_live_mempools_cached_segment_is_held_by_private_pools),
 		BOTH_FLAVORS(fragmentation_comes_before_private_pools),
 		BOTH_FLAVORS(a_block_waiting_on_a_stream_during_a_capture_is_held_by_pending_frees),
+		BOTH_FLAVORS(a_block_freed_during_a_capture_is_held_by_pending_frees),
+		BOTH_FLAVORS(pending_frees_past_eight_streams_are_summed),
 		BOTH_FLAVORS(nothing_free_anywhere_is_out_of_memory),
 		BOTH_FLAVORS(a_memory_fraction_bounds_the_headroom),
 		BOTH_FLAVORS(a_small_request_names_the_small_pool_and_its_segment),
