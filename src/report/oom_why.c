@@ -72,10 +72,17 @@ static void verdict_line(struct sbuf *out, const struct npa_oom_why *w, const ch
 	switch (w->verdict) {
 	case NPA_OOM_FRAGMENTATION:
 		sbuf_printf(out, "%s would fit in the free bytes (%s in %" PRIu64
-			    " segment%s of %s, %s on the device) but in no one block (the "
-			    "largest on stream %" PRIu64 " is %s)\n",
-			    r, f, w->pool_free_segments, s_of(w->pool_free_segments), pool, h,
-			    w->stream, human(l, w->largest_free_block));
+			    " segment%s of %s, %s on the device) ",
+			    r, f, w->pool_free_segments, s_of(w->pool_free_segments), pool, h);
+		human(l, w->largest_free_block);
+		/* A block large enough that best fit passed over: the oversize rules. */
+		if (w->largest_free_block >= w->request)
+			sbuf_printf(out, "and its largest block on stream %" PRIu64 " is %s, but "
+				    "max_split_size_mb keeps oversize blocks from it\n",
+				    w->stream, l);
+		else
+			sbuf_printf(out, "but in no one block (the largest on stream %" PRIu64
+				    " is %s)\n", w->stream, l);
 		return;
 	case NPA_OOM_PRIVATE_POOLS:
 		sbuf_printf(out, "%s free in %" PRIu64 " private pool%s (graphs, MemPools), "
