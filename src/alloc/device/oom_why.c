@@ -15,12 +15,6 @@ static bool in_pool(const struct npa_block *b)
 	return !b->allocated && b->mapped && b->event_count == 0 && b->nuses == 0;
 }
 
-/* Freed, but held back by events of other streams or by a capture. */
-static bool pending(const struct npa_block *b)
-{
-	return !b->allocated && (b->event_count > 0 || b->nuses > 0);
-}
-
 /* The asked pool: its free bytes, segments, and the largest block the
  * request's stream may take. */
 static void asked_pool(const struct npa_segment *seg, aclrtStream stream,
@@ -140,13 +134,15 @@ void npa_oom_why(struct npa_device *dev, const struct npa_alloc_params *p, size_
 		w->pool_id[0] = owner->base.id.first;
 		w->pool_id[1] = owner->base.id.second;
 	}
-	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
+	/* Only the asked pool's blocks are walked: an OOM-heavy trace pays
+	 * for its segments, not for every block of the device. */
+	RB_FOREACH(seg, npa_segment_tree, &dev->segments)
 		if (seg->pool == p->pool)
 			asked_pool(seg, p->stream, w);
-		for (const struct npa_block *b = seg->head; b != NULL; b = b->next)
-			if (pending(b))
-				w->pending_free += b->size;
-	}
+	/* Active blocks are allocated or pending (freed, their events or the
+	 * capture's end awaited), so upstream's stats count the pending ones. */
+	w->pending_free = (uint64_t)(dev->stats.active_bytes[NPA_STAT_ALL].current -
+				     dev->stats.allocated_bytes[NPA_STAT_ALL].current);
 	private_pools(dev, p->pool, w);
 	pending_by_stream(dev, w);
 	size_t used = dev_total - dev_free;
