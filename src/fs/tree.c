@@ -90,7 +90,8 @@ static const struct node nodes[] = {
 		  "this folder is not listed in /; with recording off a read fails (ENODATA, logged)" },
 	DIR_("/oom"),
 	RO("/oom/device{N}", show_oom,
-	   "the last out-of-memory report of device N, upstream's text; empty until one"),
+	   "the last out-of-memory report of device N: upstream's text, then why it ran out "
+	   "(figures and a verdict); empty until one"),
 	DIR_("/devices"),
 	DIR_("/devices/device{N}"),
 	RO("/devices/device{N}/memory_allocated", show_memory_allocated,

@@ -209,15 +209,18 @@ int show_alloc_conf(struct nmfs *d, const struct target *t, struct sbuf *out)
 	return show_usage(d, t, out);
 }
 
-/* oom/deviceN: empty until the device's first OOM, so `test -s` tells. */
+/* oom/deviceN: empty until the device's first OOM, so `test -s` tells;
+ * upstream's message on the first line, why it ran out below. */
 int show_oom(struct nmfs *d, const struct target *t, struct sbuf *out)
 {
 	char text[NPA_ERRLEN];
-	int rc = npa_last_oom(sw_caching(d->sw), t->device, text, sizeof(text));
+	struct npa_oom_why why;
+	int rc = npa_last_oom(sw_caching(d->sw), t->device, text, sizeof(text), &why);
 
 	if (rc || !text[0])
 		return rc;
-	return sbuf_printf(out, "%s\n", text);
+	sbuf_printf(out, "%s\n", text);
+	return report_oom_why(out, &why);
 }
 
 int show_prometheus(struct nmfs *d, const struct target *t, struct sbuf *out)

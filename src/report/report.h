@@ -18,6 +18,7 @@
 #include "alloc/host/host_allocator.h"
 #include "alloc/device/mempool.h"
 #include "base/sbuf.h"
+#include "alloc/core/oom_why.h"
 #include "alloc/core/snapshot.h"
 #include "alloc/core/stats.h"
 
@@ -128,6 +129,15 @@ int report_snapshot_pickle(struct sbuf *out, const struct npa_snapshot *snap,
  */
 int report_allocators(struct sbuf *out, const struct sw_info *all, size_t n,
 		      uint64_t refused_frees);
+
+/*
+ * Why an allocation ran out (npa_last_oom's figures), the lines that follow
+ * upstream's message: "request", "largest_free_block", "pool_free",
+ * "headroom", "private_pools", "pending_frees" (then each stream waited
+ * on), "other_allocators", each with exact bytes first, then
+ * "verdict: KIND: ..." in words. Nothing for figures that are not valid.
+ */
+int report_oom_why(struct sbuf *out, const struct npa_oom_why *w);
 
 /* A pool's id as a file or label name: "FIRST_SECOND", e.g. "1_0". */
 int report_pool_name(char *buf, size_t len, struct npa_pool_id id);

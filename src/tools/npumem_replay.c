@@ -370,6 +370,28 @@ static void report_operators(struct run *r)
 		(unsigned long long)t.fallback_allocs);
 }
 
+/*
+ * Each device's last OOM of the built-in allocator, as oom/deviceN shows
+ * it: upstream's message, then why it ran out.
+ */
+static void report_ooms(struct run *r)
+{
+	char text[NPA_ERRLEN];
+	struct npa_oom_why why;
+	struct sbuf out;
+
+	sbuf_init(&out);
+	for (int d = 0; d < r->cfg.device_count; d++) {
+		if (npa_last_oom(r->alloc, d, text, sizeof(text), &why) != 0 || !text[0])
+			continue;
+		sbuf_printf(&out, "npumem-replay: the last OOM of device %d:\n%s\n", d, text);
+		report_oom_why(&out, &why);
+	}
+	if (out.error == 0 && out.len)
+		fwrite(out.data, 1, out.len, stderr);
+	sbuf_release(&out);
+}
+
 /* The next chunk: 0, or EXIT_USAGE with the bad line in r->err. */
 static int read_chunk(struct run *r)
 {
@@ -439,6 +461,7 @@ static int replay(struct run *r)
 		(unsigned long long)c.events, elapsed,
 		elapsed > 0 ? (double)c.events / elapsed : 0.0, (unsigned long long)c.ooms);
 	report_operators(r);
+	report_ooms(r);
 	return 0;
 }
 

@@ -33,6 +33,40 @@ expect_err() {
 
 summary_rule='|===========================================================================|'
 
+# mib N PAD: N MiB less the flavor's pad (npu 32, cuda 0), which both round to N MiB.
+mib() {
+	echo $(($1 * 1048576 - $2))
+}
+
+# The OOM report on stderr: the last OOM's heading to the end.
+oom_report() {
+	sed -n '/^npumem-replay: the last OOM of device 0:$/,$p' err
+}
+
+# The lines that say why, which are the same in both flavors.
+why_lines() {
+	oom_report | tail -n +3
+}
+
+# A 30 MiB segment cut into three 8 MiB blocks and a 6 MiB rest, a 34 MiB
+# one filling the 64 MiB device, the first and third blocks freed: 22 MiB
+# free in one segment, the largest block 14 MiB; then 16 MiB is asked.
+fragmentation_trace() { # PAD
+	printf 'alloc big %s\nfree big\n' "$(mib 30 "$1")"
+	printf 'alloc %s %s\n' x "$(mib 8 "$1")" y "$(mib 8 "$1")" z "$(mib 8 "$1")" \
+		fill "$(mib 34 "$1")"
+	printf 'free x\nfree z\nalloc f %s\n' "$(mib 16 "$1")"
+}
+
+fragmentation_why='request 16777216 bytes (16.00 MiB) from large_pool on stream 0; a new segment 16777216 bytes (16.00 MiB)
+largest_free_block 14680064 bytes (14.00 MiB) on stream 0
+pool_free 23068672 bytes (22.00 MiB) in 1 segment
+headroom 0 bytes
+private_pools 0 bytes in 0 pools
+pending_frees 0 bytes
+other_allocators 0 bytes
+verdict: fragmentation: 16.00 MiB would fit in the free bytes (22.00 MiB in 1 segment of large_pool, 0 bytes on the device) but in no one block (the largest on stream 0 is 14.00 MiB)'
+
 case $case_name in
 bad_line)
 	printf 'alloc a 1MiB\nalloc b 2MiB\nfree b\nfreee a\n' >bad.trace
@@ -400,6 +434,56 @@ plugin_bad_spec)
 		--plugin-dir "$plugin_dir" t.trace
 	expect_status 2
 	expect_err "npumem-replay: --check checks the caching allocator, which --plugin bypasses"
+	;;
+oom_fragmentation_says_why)
+	fragmentation_trace 32 >npu.trace
+	run --device-capacity 64MiB npu.trace
+	expect_status 0
+	[ "$(oom_report | sed -n 2p)" = "NPU out of memory. Tried to allocate 16.00 MiB (NPU 0; 64.00 MiB total capacity; 42.00 MiB already allocated; 42.00 MiB current active; 0 bytes free; 64.00 MiB reserved in total by PyTorch).If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation." ] ||
+		fail "npu: not upstream's message below the heading"
+	[ "$(why_lines)" = "$fragmentation_why" ] || fail "npu: not why it ran out"
+	fragmentation_trace 0 >cuda.trace
+	run --flavor cuda --device-capacity 64MiB cuda.trace
+	expect_status 0
+	[ "$(oom_report | sed -n 2p)" = "CUDA out of memory. Tried to allocate 16.00 MiB. GPU 0 has a total capacity of 64.00 MiB of which 0 bytes is free. Of the allocated memory 42.00 MiB is allocated by PyTorch, and 22.00 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)" ] ||
+		fail "cuda: not upstream's message below the heading"
+	[ "$(why_lines)" = "$fragmentation_why" ] || fail "cuda: not why it ran out"
+	;;
+oom_private_pools_says_why)
+	# A live MemPool keeps its freed 30 MiB segment; 34 MiB fills the
+	# device; the default pool has nothing free for 16 MiB.
+	for f in "npu 32" "cuda 0"; do
+		set -- $f
+		printf 'mempool_create M\nmempool_begin M stream=0\nalloc p %s\nfree p\nmempool_end M\nalloc fill %s\nalloc f %s\n' \
+			"$(mib 30 "$2")" "$(mib 34 "$2")" "$(mib 16 "$2")" >"$1.trace"
+		run --flavor "$1" --device-capacity 64MiB "$1.trace"
+		expect_status 0
+		why_lines | grep -qx 'private_pools 31457280 bytes (30.00 MiB) in 1 pool' ||
+			fail "$1: the private pool's 30 MiB are not told"
+		why_lines | grep -qx 'verdict: held by private pools: 30.00 MiB free in 1 private pool (graphs, MemPools), which this request may not use, would make room for 16.00 MiB' ||
+			fail "$1: not held by private pools"
+	done
+	oom_report | sed -n 2p | grep -qF ' Of the allocated memory 64.00 MiB is allocated by PyTorch, with 30.00 MiB allocated in private pools (e.g., CUDA Graphs), and 0 bytes is reserved by PyTorch but unallocated.' ||
+		fail "cuda: upstream's message does not name the private pools"
+	;;
+oom_pending_frees_says_why)
+	# 30 MiB used on stream 1, whose work goes on, freed; 34 MiB fills the
+	# device; a capture on stream 2 may not synchronize to get it back.
+	printf 'alloc p %s\nalloc fill %s\nrecord_stream p 1\nfree p\ncapture_begin 2\nalloc f %s stream=2\ncapture_end 2\n' \
+		"$(mib 30 32)" "$(mib 34 32)" "$(mib 16 32)" >t.trace
+	run --device-capacity 64MiB t.trace
+	expect_status 0
+	why_lines | grep -qx 'pending_frees 31457280 bytes (30.00 MiB): stream 1 31457280 bytes (30.00 MiB)' ||
+		fail "the pending free is not told by stream"
+	why_lines | grep -qx 'verdict: held by pending frees: 30.00 MiB of blocks freed but waiting on stream events would make room for 16.00 MiB' ||
+		fail "not held by pending frees"
+	;;
+oom_out_of_memory_says_why)
+	printf 'alloc x %s\nalloc y %s\nalloc f %s\n' "$(mib 30 32)" "$(mib 34 32)" "$(mib 16 32)" >t.trace
+	run --device-capacity 64MiB t.trace
+	expect_status 0
+	why_lines | grep -qx 'verdict: out of memory: 16.00 MiB (a new segment of 16.00 MiB) is more than the 0 bytes free in large_pool, 0 bytes on the device, 0 bytes in private pools and 0 bytes pending together; 0 bytes held by other allocators' ||
+		fail "not out of memory"
 	;;
 *)
 	echo "unknown case $case_name" >&2

@@ -280,7 +280,7 @@ int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errle
 	return for_devices(a, device, empty_virt_addr_cache);
 }
 
-int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
+int npa_last_oom(struct npa *a, int device, char *buf, size_t len, struct npa_oom_why *why)
 {
 	struct npa_device *dev = npa_device_of(a, device);
 
@@ -289,6 +289,8 @@ int npa_last_oom(struct npa *a, int device, char *buf, size_t len)
 	npa_device_lock(dev);
 	if (len > 0)
 		snprintf(buf, len, "%s", dev->last_oom);
+	if (why != NULL)
+		*why = dev->last_oom_why;
 	npa_lock_release(&dev->lock);
 	return 0;
 }

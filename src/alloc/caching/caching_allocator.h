@@ -26,6 +26,7 @@
 #include "alloc/allocator.h"
 #include "alloc/conf/alloc_conf.h"
 #include "alloc/conf/flavor.h"
+#include "alloc/core/oom_why.h"
 #include "alloc/core/snapshot.h"
 #include "alloc/core/stats.h"
 #include "alloc/device/memory_history.h"
@@ -123,8 +124,10 @@ int npa_set_conf(struct npa *a, const char *str, enum npa_conf_origin origin,
  */
 int npa_empty_virt_addr_cache(struct npa *a, int device, char *err, size_t errlen);
 
-/* The last out-of-memory message of `device` ("" if none yet); 0 or -ENODEV. */
-int npa_last_oom(struct npa *a, int device, char *buf, size_t len);
+/* The last out-of-memory message of `device` ("" if none yet) and, unless
+ * `why` is NULL, its figures (why->valid false when it has none: none yet,
+ * or a preemptive rejection); both of one moment. 0 or -ENODEV. */
+int npa_last_oom(struct npa *a, int device, char *buf, size_t len, struct npa_oom_why *why);
 
 /*
  * Check every invariant (stats recomputed from the blocks equal the

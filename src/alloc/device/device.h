@@ -12,6 +12,8 @@
 
 #include "alloc/conf/alloc_conf.h"
 #include "alloc/conf/flavor.h"
+#include "alloc/core/format_size.h"
+#include "alloc/core/oom_why.h"
 #include "memory_history.h"
 #include "native.h"
 
@@ -90,6 +92,7 @@ struct npa_device {
 	struct npa_last_hit last_hit;
 	struct npa_frame_names *names; /* the allocator's, shared by its devices */
 	char last_oom[NPA_ERRLEN];     /* "" until an allocation fails */
+	struct npa_oom_why last_oom_why; /* the figures behind last_oom, if any */
 	struct npa_uncached uncached;
 };
 
@@ -355,10 +358,20 @@ static inline struct npa_ptr_slot *npa_device_find(struct npa_device *dev, const
 	return ptr != NULL ? npa_ptr_map_slot(&dev->allocated, ptr) : NULL;
 }
 
-/* oom_message.c */
-void npa_format_size(char *buf, size_t len, uint64_t size);
+/* oom_message.c: upstream's text. `in_private_pools` is upstream's
+ * allocated_in_private_pools (the cuda text names it when not 0). */
 void npa_oom_message(const struct npa_device *dev, size_t alloc_size, size_t dev_free,
-		     size_t dev_total, char *err, size_t errlen);
+		     size_t dev_total, uint64_t in_private_pools, char *err, size_t errlen);
+
+/* oom_why.c: the figures of an OOM of request `p`, from the device's state
+ * after the retry ladder, the device's free and total bytes given. */
+void npa_oom_why(struct npa_device *dev, const struct npa_alloc_params *p, size_t dev_free,
+		 size_t dev_total, struct npa_oom_why *w);
+/* upstream's allocated_in_private_pools: every private pool's free blocks. */
+static inline uint64_t npa_oom_in_private_pools(const struct npa_oom_why *w)
+{
+	return w->private_free + (w->pool_id[0] != 0 || w->pool_id[1] != 0 ? w->pool_free : 0);
+}
 
 /* snapshot.c */
 int npa_device_snapshot(struct npa_device *dev, struct npa_snapshot *out);

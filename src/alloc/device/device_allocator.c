@@ -209,8 +209,8 @@ static int alloc_found_block(struct npa_device *dev, struct npa_alloc_params *p,
 	return 0;
 }
 
-static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *p,
-			 char *err, size_t errlen)
+static __attribute__((cold, noinline)) int
+out_of_memory(struct npa_device *dev, const struct npa_alloc_params *p, char *err, size_t errlen)
 {
 	size_t dev_free = 0, dev_total = 0;
 
@@ -218,7 +218,9 @@ static int out_of_memory(struct npa_device *dev, const struct npa_alloc_params *
 	dev->stats.num_ooms += 1;
 	npa_trace(dev, NPA_TRACE_OOM, (void *)(uintptr_t)dev_free, p->size, p->stream, p->pool,
 		  NULL);
-	npa_oom_message(dev, p->alloc_size, dev_free, dev_total, dev->last_oom,
+	npa_oom_why(dev, p, dev_free, dev_total, &dev->last_oom_why);
+	npa_oom_message(dev, p->alloc_size, dev_free, dev_total,
+			npa_oom_in_private_pools(&dev->last_oom_why), dev->last_oom,
 			sizeof(dev->last_oom));
 	if (err != NULL && errlen > 0)
 		snprintf(err, errlen, "%s", dev->last_oom);

@@ -81,6 +81,7 @@ static int preemptive_rejection(struct npa_device *dev, size_t size, char *err,
 		return 0;
 	dev->stats.num_oom_rejections += 1;
 	npa_format_size(fs, sizeof(fs), size);
+	dev->last_oom_why.valid = false; /* refused before any memory was looked at */
 	snprintf(dev->last_oom, sizeof(dev->last_oom),
 		 "%s out of memory. Allocation was preemptively rejected because it "
 		 "would exceed per_process_memory_fraction limit. Requested size: %s",

@@ -201,7 +201,7 @@ static void failed_map_rolls_back_into_oom(void **state)
 	char err[NPA_ERRLEN] = "", last[NPA_ERRLEN] = "x";
 	void *p = fx_malloc(a, 50 * MiB, NULL), *q = NULL;
 
-	assert_int_equal(npa_last_oom(a, 0, last, sizeof(last)), 0);
+	assert_int_equal(npa_last_oom(a, 0, last, sizeof(last), NULL), 0);
 	assert_string_equal(last, "");
 	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 60 * MiB);
 	assert_int_equal(npa_malloc(a, 0, 20 * MiB, NULL, &q, err, sizeof(err)), -ENOMEM);
@@ -210,7 +210,7 @@ static void failed_map_rolls_back_into_oom(void **state)
 	assert_int_equal(fx_stats(a).num_alloc_retries, 1);
 	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 60 * MiB);
 	assert_int_equal(fx_device().physical_used, 60 * MiB);
-	assert_int_equal(npa_last_oom(a, 0, last, sizeof(last)), 0);
+	assert_int_equal(npa_last_oom(a, 0, last, sizeof(last), NULL), 0);
 	assert_string_equal(last, err);
 	/* npu rounds 20 MiB + 32 to a 22 MiB segment size. */
 	assert_non_null(strstr(err, is_npu(state) ? "NPU out of memory. Tried to allocate 22.00 MiB"
