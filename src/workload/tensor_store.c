@@ -16,6 +16,8 @@
 #include <uthash.h>
 
 #include <acl/acl_rt.h>
+#include <npumemfs/npusim.h>
+
 #include "base/extent_set.h"
 #include "tensor_store.h"
 
@@ -42,7 +44,7 @@ struct staged {
 struct tensor_store {
 	struct allocator a;     /* the daemon's allocator switch, or a test's allocator */
 	int device;
-	aclrtStream stream;     /* NULL: the default stream */
+	aclrtStream stream;
 	pthread_mutex_t lock;
 	struct tensor *table;
 	struct staged *staged;  /* newest first */
@@ -57,10 +59,15 @@ int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_sto
 		return -ENOMEM;
 	ts->a = a;
 	ts->device = device;
-	ts->stream = stream;
+	ts->stream = stream != NULL ? stream : npusim_default_stream(device);
 	pthread_mutex_init(&ts->lock, NULL);
 	*out = ts;
 	return 0;
+}
+
+aclrtStream ts_stream(const struct tensor_store *ts)
+{
+	return ts->stream;
 }
 
 static int block_alloc(struct tensor_store *ts, size_t size, void **ptr,
@@ -101,13 +108,11 @@ static struct tensor *find(struct tensor_store *ts, const char *name)
 	return t;
 }
 
-/* A default stream never captures. */
 static bool capturing(const struct tensor_store *ts)
 {
 	aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 
-	return ts->stream &&
-	       aclmdlRICaptureGetInfo(ts->stream, &status, NULL) == ACL_SUCCESS &&
+	return aclmdlRICaptureGetInfo(ts->stream, &status, NULL) == ACL_SUCCESS &&
 	       status != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 }
 
