@@ -388,7 +388,8 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 }
 
 static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *host,
-			     uint64_t size, aclrtMemcpyKind kind, char *err, size_t errlen)
+			     uint64_t size, aclrtMemcpyKind kind, aclrtStream on, char *err,
+			     size_t errlen)
 {
 	bool to_device = kind == ACL_MEMCPY_HOST_TO_DEVICE;
 	aclError e;
@@ -403,8 +404,8 @@ static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *ho
 		return 0;
 	if ((e = aclrtSetDevice(ts->device)) != ACL_SUCCESS)
 		return copy_failed(e, "aclrtSetDevice", err, errlen);
-	e = to_device ? aclrtMemcpyAsync(t->ptr, size, host, size, kind, ts->stream)
-		      : aclrtMemcpyAsync(host, size, t->ptr, size, kind, ts->stream);
+	e = to_device ? aclrtMemcpyAsync(t->ptr, size, host, size, kind, on)
+		      : aclrtMemcpyAsync(host, size, t->ptr, size, kind, on);
 	if (e == ACL_ERROR_INVALID_PARAM)
 		return not_device_memory(t->ptr, err, errlen);
 	if (e != ACL_SUCCESS)
@@ -421,12 +422,13 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 {
 	int rc = -ENOENT;
 
+	if (*stream == NULL)
+		*stream = ts->stream;
 	pthread_mutex_lock(&ts->lock);
 	struct tensor *t = find(ts, name);
 	if (t)
-		rc = copy_async_locked(ts, t, host, size, kind, err, errlen);
+		rc = copy_async_locked(ts, t, host, size, kind, *stream, err, errlen);
 	pthread_mutex_unlock(&ts->lock);
-	*stream = ts->stream;
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no tensor %s", name);
 	return rc;

@@ -64,10 +64,10 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 /*
  * A non-blocking copy between the tensor and `size` bytes of pinned host
  * memory at `host` (tensor.copy_(pinned, non_blocking=True) and back):
- * aclrtMemcpyAsync on the store's stream, so a capture records it and
- * every replay reads (or writes) the pinned bytes anew; nothing is staged.
- * The sizes must be equal (-EINVAL, reason in err); size 0 copies nothing.
- * *stream is the stream the copy went to, for the pinned block's event.
+ * aclrtMemcpyAsync on *stream, the current stream (NULL: the store's own,
+ * then set to it), so a capture on it records the copy and every replay
+ * reads (or writes) the pinned bytes anew; nothing is staged. The sizes
+ * must be equal (-EINVAL, reason in err); size 0 copies nothing.
  */
 int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_t size,
 		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen);
