@@ -116,6 +116,17 @@ static const char *const warning_texts[NPL_NWARNINGS] = {
 	[NPL_WARN_SNAPSHOT] =
 		"NPUPluggableAllocator does not yet support snapshot. "
 		"If you need it, please file an issue describing your use case.",
+	/* torch_npu v2.6.0's words for the pool calls, from before the hooks
+	 * existed; with a hook missing nothing is called, as since. */
+	[NPL_WARN_BEGIN_POOL] =
+		"NPUPluggableAllocator does not yet support beginAllocateToPool. "
+		"If you need it, please file an issue describing your use case.",
+	[NPL_WARN_END_POOL] =
+		"NPUPluggableAllocator does not yet support endAllocateToPool. "
+		"If you need it, please file an issue describing your use case.",
+	[NPL_WARN_RELEASE_POOL] =
+		"NPUPluggableAllocator does not yet support releasePool. "
+		"If you need it, please file an issue describing your use case.",
 };
 
 const char *npl_warning_text(enum npl_warning w)
@@ -850,7 +861,17 @@ static struct npumemfs_mempool_id abi_id(struct npa_pool_id id)
 	return (struct npumemfs_mempool_id){ id.first, id.second };
 }
 
-/* The pool hooks cannot refuse (upstream's are void): only a fault fails them. */
+/* The pool hooks cannot refuse (upstream's are void): only a fault fails
+ * them. A missing one is warned of once and the call does nothing. */
+static int pool_call(struct npl *a, bool hooked, struct npl_call *c,
+		     enum npl_warning missing, char *err, size_t errlen)
+{
+	if (hooked)
+		return told(a, call(a, c), err, errlen);
+	warn_once(a, missing);
+	return 0;
+}
+
 static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id id,
 				      npa_pool_filter filter, void *arg, char *err, size_t errlen)
 {
@@ -858,7 +879,8 @@ static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id
 	struct npl_call c = { .fn = FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
 			      .filter = filter, .arg = arg };
 
-	return a->plugin->hook.begin_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, a->plugin->hook.begin_allocate_to_pool != NULL, &c, NPL_WARN_BEGIN_POOL,
+			 err, errlen);
 }
 
 static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -867,7 +889,8 @@ static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id i
 	struct npl *a = self;
 	struct npl_call c = { .fn = FN_END_POOL, .device = device, .pool = abi_id(id) };
 
-	return a->plugin->hook.end_allocate_to_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, a->plugin->hook.end_allocate_to_pool != NULL, &c, NPL_WARN_END_POOL, err,
+			 errlen);
 }
 
 static int npl_release_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -876,7 +899,8 @@ static int npl_release_pool(void *self, int device, struct npa_pool_id id, char 
 	struct npl *a = self;
 	struct npl_call c = { .fn = FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
 
-	return a->plugin->hook.release_pool ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, a->plugin->hook.release_pool != NULL, &c, NPL_WARN_RELEASE_POOL, err,
+			 errlen);
 }
 
 static int npl_device_count(void *self)
