@@ -51,6 +51,25 @@ void passthrough_free(void *ptr, ssize_t size, int device, aclrtStream stream)
 }
 
 /*
+ * passthrough_alloc_silent that also says which stream it was given: a
+ * line "alloc device=D stream=HANDLE id=ID" appended to the file
+ * $PASSTHROUGH_STREAM_LOG names (ID from aclrtStreamGetId).
+ */
+void *passthrough_alloc_streams(ssize_t size, int device, aclrtStream stream)
+{
+	const char *path = getenv("PASSTHROUGH_STREAM_LOG");
+	FILE *f = path ? fopen(path, "a") : NULL;
+	int32_t id = -1;
+
+	if (f) {
+		aclrtStreamGetId(stream, &id);
+		fprintf(f, "alloc device=%d stream=%p id=%d\n", device, stream, (int)id);
+		fclose(f);
+	}
+	return passthrough_alloc_silent(size, device, stream);
+}
+
+/*
  * Private-pool hooks (torch_npu's set_begin_allocate_to_pool,
  * set_end_allocate_to_pool_fn, set_release_pool) that only say what they
  * were asked: a line per call appended to the file $PASSTHROUGH_POOL_LOG

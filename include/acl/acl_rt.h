@@ -187,8 +187,19 @@ ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offse
 					 aclrtDrvMemHandle handle, uint64_t flags);
 ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 
-/* Streams: NULL is the current device's default stream. */
+/*
+ * Streams: NULL is the current device's default stream, which also has a
+ * handle of its own (npusim_default_stream), as torch_npu's default stream
+ * is a real stream; either names it. A default stream is never destroyed
+ * and never captures.
+ */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001U
+#define ACL_STREAM_FAST_SYNC 0x00000002U
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
+/* aclrtCreateStream with a priority and flags (ACL_STREAM_FAST_*), as
+ * torch_npu makes its streams; neither changes the virtual clock. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
+							 uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 /* The stream's number: 0 for a default stream, then 1, 2, ... in creation

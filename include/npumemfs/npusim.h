@@ -125,6 +125,12 @@ NPUSIM_API int npusim_fail_nth_host_malloc(uint64_t nth);
 /* Virtual clock. */
 NPUSIM_API uint64_t npusim_now_ns(void);
 NPUSIM_API void npusim_advance_ns(uint64_t ns);
+/* Device `device`'s default stream: the handle torch_npu's
+ * getDefaultNPUStream(device) holds (torch_npu makes it with
+ * aclrtCreateStreamWithConfig when the device starts; here it comes with
+ * the device). NULL in an aclrt* call is the current device's, the same
+ * stream. NULL when the device does not exist or the simulator is down. */
+NPUSIM_API aclrtStream npusim_default_stream(int device);
 /* Work of `ns` virtual nanoseconds on `stream` (NULL: current default stream). */
 NPUSIM_API aclError npusim_launch(aclrtStream stream, uint64_t ns);
 /* Work on `stream` that ends only when the stream or the device is synchronized. */

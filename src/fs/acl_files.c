@@ -32,7 +32,7 @@ static int stream_index(struct nmfs *d, int device, aclrtStream s)
 	if (device < 0 || device >= d->device_count)
 		return -1;
 	pthread_mutex_lock(&d->streams.lock);
-	for (int i = 1; i <= TREE_STREAMS && found < 0; i++)
+	for (int i = 0; i <= TREE_STREAMS && found < 0; i++)
 		if (d->streams.stream[device][i] == s)
 			found = i;
 	pthread_mutex_unlock(&d->streams.lock);
@@ -45,7 +45,7 @@ static void registration_line(struct nmfs *d, const struct op_registration *r,
 	char owner[32], sname[12] = "-";
 	int s = stream_index(d, r->device, r->stream);
 
-	if (s > 0)
+	if (s >= 0)
 		snprintf(sname, sizeof(sname), "%d", s);
 	if (!acl_adapters_owner(d->acl, r->obj, owner, sizeof(owner)))
 		snprintf(owner, sizeof(owner), "-");

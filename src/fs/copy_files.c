@@ -11,6 +11,7 @@
 #include "workload/pinned_copy.h"
 
 #include "daemon.h"
+#include "graphs.h"
 #include "tree.h"
 #include "nodes.h"
 
@@ -81,8 +82,11 @@ int store_copy(struct nmfs *d, const struct target *t, const char *value, uid_t 
 		snprintf(err, errlen, "no tensor %s", dev->name);
 		return -ENOENT;
 	}
+	/* copy_ runs on the current stream: inside a capture on the tensor's
+	 * device, the capture stream, whatever stream the tensor is on. */
+	aclrtStream current = graphs_current_stream(d->graphs, dev->device);
 	rc = pinned_copy(d->pinned, pin->name, ts, dev->name, h2d ? PINNED_H2D : PINNED_D2H,
-			 err, errlen);
+			 current, err, errlen);
 	if (rc == 0)
 		dlog_printf(&d->log, "copy: %s -> %s (%s, non_blocking)", src, dst,
 			    h2d ? "h2d" : "d2h");

@@ -432,7 +432,7 @@ int store_graph(struct nmfs *d, const struct target *t, const char *value,
 	return rc;
 }
 
-aclrtStream graphs_current_stream(struct fs_graphs *gs)
+aclrtStream graphs_current_stream(struct fs_graphs *gs, int device)
 {
 	struct fs_graph *e, *tmp;
 	struct npa_graph_info info;
@@ -442,7 +442,8 @@ aclrtStream graphs_current_stream(struct fs_graphs *gs)
 	pthread_mutex_lock(&gs->lock);
 	HASH_ITER(hh, gs->by_name, e, tmp) {
 		npa_graph_get_info(e->g, &info);
-		if (info.state == NPA_GRAPH_CAPTURING && e->begun > newest) {
+		if (info.state == NPA_GRAPH_CAPTURING && e->begun > newest &&
+		    (device < 0 || info.device == device)) {
 			newest = e->begun;
 			current = info.stream;
 		}

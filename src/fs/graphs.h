@@ -19,10 +19,12 @@ int graphs_start(struct fs_graphs *gs);
 void graphs_free(struct fs_graphs *gs);
 /*
  * The current stream of the graph thread: the stream of the newest capture
- * under way, as inside `with torch.npu.graph(g, stream=s)`, or NULL (the
- * default stream) when none captures. Pins take it, so a pin made during
- * a capture goes to the graph's host pool.
+ * under way (on `device`, or on any device for -1), as inside
+ * `with torch.npu.graph(g, stream=s)`, or NULL (the default stream) when
+ * none captures. Pins take it, so a pin made during a capture goes to the
+ * graph's host pool, and so do ctl/copy's copies, so a copy into any
+ * tensor of the device is captured.
  */
-aclrtStream graphs_current_stream(struct fs_graphs *gs);
+aclrtStream graphs_current_stream(struct fs_graphs *gs, int device);
 
 #endif /* NPUMEMFS_GRAPHS_H */

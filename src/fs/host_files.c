@@ -150,7 +150,7 @@ static int pinned_unlink(struct nmfs *d, const struct target *t)
 static int pinned_resize(struct nmfs *d, const struct target *t, uint64_t size)
 {
 	char err[NPA_ERRLEN] = "";
-	int rc = ps_resize(d->pinned, t->name, size, graphs_current_stream(d->graphs), err,
+	int rc = ps_resize(d->pinned, t->name, size, graphs_current_stream(d->graphs, -1), err,
 			   sizeof(err));
 
 	if (rc < 0 && err[0])

@@ -9,6 +9,8 @@
  * still routes a stream). use_mem_pool's enter routes the allocations on
  * one stream. MemPool(allocator=...) names a loaded plug-in: the pool's
  * segments come from it and go back to it (alloc/allocator_switch_lend.c).
+ * With a plug-in current, use_mem_pool's calls are its pool hooks, and
+ * MemPool() is what the flavor's upstream makes of it (graph_driver.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -108,14 +110,17 @@ static int parse_create(struct mempool_cmd *c, struct create_args *o)
 static int create(struct mempool_cmd *c, struct fs_mempool *m, const struct create_args *o)
 {
 	struct npa *a = sw_caching(c->d->sw);
+	struct allocator pools = sw_allocator(c->d->sw);
 	struct npa_segment_source src;
 	int rc;
 
 	wl_pool_handle_id(a, &m->mp.handle);
 	if (!o->allocator)
-		return wl_mempool_create(a, &m->mp, o->device, o->use_on_oom, o->no_split, NULL);
+		return wl_mempool_create(a, pools, &m->mp, o->device, o->use_on_oom, o->no_split,
+					 NULL, c->err, c->errlen);
 	rc = sw_mempool_source(c->d->sw, o->allocator, &src, c->err, c->errlen);
-	return rc ? rc : wl_mempool_create(a, &m->mp, o->device, o->use_on_oom, o->no_split, &src);
+	return rc ? rc : wl_mempool_create(a, pools, &m->mp, o->device, o->use_on_oom,
+					   o->no_split, &src, c->err, c->errlen);
 }
 
 static int run_create(struct mempool_cmd *c)
@@ -123,8 +128,6 @@ static int run_create(struct mempool_cmd *c)
 	struct create_args o = { 0 };
 	int rc = parse_create(c, &o);
 
-	if (rc == 0)
-		rc = pool_need_caching(c->d, "MemPool()", c->err, c->errlen);
 	if (rc)
 		return rc;
 	if (c->m) {
@@ -167,8 +170,6 @@ static int run_begin(struct mempool_cmd *c)
 	int stream;
 	int rc = parse_stream(c, &stream);
 
-	if (rc == 0)
-		rc = pool_need_caching(c->d, "use_mem_pool", c->err, c->errlen);
 	if (rc == 0)
 		rc = streams_get(&c->d->streams, m->mp.device, stream, &s, c->err, c->errlen);
 	if (rc == 0)
@@ -263,11 +264,14 @@ static void show_one(struct nmfs *d, const struct fs_mempool *m, struct sbuf *ou
 	char pool[48], routing[24] = "-";
 
 	report_pool_name(pool, sizeof(pool), m->mp.handle.id);
-	pool_find(d, m->mp.device, m->mp.handle.id, &info);
+	int pool_found = pool_find(d, m->mp.device, m->mp.handle.id, &info);
 	if (m->mp.routing)
 		snprintf(routing, sizeof(routing), "stream%d", m->mp.stream);
+	/* No pool yet: a MemPool that is only an id until a use_mem_pool. */
+	const char *allocator = pool_found < 0 ? "-" : info.allocator[0] ? info.allocator
+									 : "caching";
 	sbuf_printf(out, "%-16s %6d %-8s %9d %-8s %s\n", m->name, m->mp.device, pool,
-		    info.use_count, routing, info.allocator[0] ? info.allocator : "caching");
+		    info.use_count, routing, allocator);
 }
 
 int show_mempool(struct nmfs *d, const struct target *t, struct sbuf *out)

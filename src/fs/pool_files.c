@@ -15,26 +15,6 @@
 #include "nodes.h"
 #include "pools.h"
 
-int pool_find(struct nmfs *d, int device, struct npa_pool_id id,
-	      struct npa_pool_info *out)
-{
-	struct npa_pool_info *all = NULL;
-	size_t n = 0;
-	int rc = npa_pool_list(sw_caching(d->sw), device, &all, &n);
-
-	if (rc)
-		return rc;
-	rc = -ENOENT;
-	for (size_t i = 0; i < n && rc; i++) {
-		if (npa_pool_id_eq(all[i].id, id)) {
-			*out = all[i];
-			rc = 0;
-		}
-	}
-	free(all);
-	return rc;
-}
-
 bool pool_parse_name(const char *name, struct npa_pool_id *id)
 {
 	char again[64];
@@ -46,16 +26,6 @@ bool pool_parse_name(const char *name, struct npa_pool_id *id)
 	/* Only the spelling report_pool_name makes: no signs, no zeros ahead. */
 	report_pool_name(again, sizeof(again), *id);
 	return strcmp(again, name) == 0;
-}
-
-int pool_need_caching(struct nmfs *d, const char *what, char *err, size_t errlen)
-{
-	if (sw_is_caching(d->sw))
-		return 0;
-	snprintf(err, errlen,
-		 "%s refused: MemPools are the built-in caching allocator's, and a plug-in "
-		 "allocator is current (echo caching > ctl/allocator first)", what);
-	return -EBUSY;
 }
 
 typedef int (*pools_format_fn)(struct sbuf *out, const struct npa_pool_info *pools,
@@ -85,15 +55,43 @@ static int add_plugin_pools(struct nmfs *d, int device, struct npa_pool_info **a
 	return rc;
 }
 
+/* Every pool of the device: the caching allocator's, then a plug-in's. */
+static int list_all(struct nmfs *d, int device, struct npa_pool_info **all, size_t *n)
+{
+	int rc = npa_pool_list(sw_caching(d->sw), device, all, n);
+
+	return rc ? rc : add_plugin_pools(d, device, all, n);
+}
+
+/* The last row of the id wins: a plug-in's, when one was asked to route
+ * a pool the caching allocator also holds. */
+int pool_find(struct nmfs *d, int device, struct npa_pool_id id,
+	      struct npa_pool_info *out)
+{
+	struct npa_pool_info *all = NULL;
+	size_t n = 0;
+	int rc = list_all(d, device, &all, &n);
+
+	if (rc)
+		return rc;
+	rc = -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (npa_pool_id_eq(all[i].id, id)) {
+			*out = all[i];
+			rc = 0;
+		}
+	}
+	free(all);
+	return rc;
+}
+
 static int show_list(struct nmfs *d, const struct target *t, struct sbuf *out,
 		     pools_format_fn format)
 {
 	struct npa_pool_info *all = NULL;
 	size_t n = 0;
-	int rc = npa_pool_list(sw_caching(d->sw), t->device, &all, &n);
+	int rc = list_all(d, t->device, &all, &n);
 
-	if (rc == 0)
-		rc = add_plugin_pools(d, t->device, &all, &n);
 	if (rc == 0)
 		rc = format(out, all, n);
 	free(all);

@@ -17,6 +17,7 @@ int streams_init(struct fs_streams *s, struct sw *sw, int device_count)
 		int rc = ts_new(sw_allocator(sw), i, NULL, &s->tensors[i][0]);
 		if (rc)
 			return rc;
+		s->stream[i][0] = ts_stream(s->tensors[i][0]);
 	}
 	return 0;
 }
@@ -42,7 +43,7 @@ static void free_store(struct fs_streams *s, int device, int index, struct dlog 
 /* A stream with work still queued is waited for by its destroy. */
 static void destroy_stream(struct fs_streams *s, int device, int index)
 {
-	if (!s->stream[device][index])
+	if (!s->stream[device][index] || index == 0)
 		return;
 	sw_set_stream_number(s->sw, s->stream[device][index], device, -1);
 	if (aclrtSetDevice(device) == ACL_SUCCESS)

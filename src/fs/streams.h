@@ -3,7 +3,8 @@
  * store on each (tensors/deviceN/ on the default stream,
  * tensors/deviceN/streamS/ on the S-th stream).
  *
- * Stream S of a device is made with aclrtCreateStream, with its store, the
+ * Stream 0 is the device's default stream, a real handle as torch_npu's
+ * is. Stream S of a device is made with aclrtCreateStream, with its store, the
  * first time it is named (a tensor created in its folder, ctl/graph or
  * ctl/mempool), as a fresh process takes streams from its pool, and
  * destroyed at shutdown.
@@ -28,7 +29,8 @@ struct fs_streams {
 	pthread_mutex_t lock;
 	struct sw *sw;
 	int device_count;
-	/* [device][0] is the default stream (NULL) and its store. */
+	/* [device][0] is the default stream (the simulator's handle for it, never
+	 * destroyed here) and its store. */
 	aclrtStream stream[NPA_MAX_DEVICES][TREE_STREAMS + 1];
 	struct tensor_store *tensors[NPA_MAX_DEVICES][TREE_STREAMS + 1];
 };

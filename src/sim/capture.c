@@ -13,7 +13,7 @@
 #include "capture.h"
 #include "sched.h"
 
-/* The stream behind a non-NULL handle: a default stream never captures. */
+/* The stream behind a non-NULL handle. */
 static aclError find_capture_stream(aclrtStream stream, struct sim_stream **out)
 {
 	if (!stream)
@@ -22,10 +22,13 @@ static aclError find_capture_stream(aclrtStream stream, struct sim_stream **out)
 	return *out ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
 }
 
+/* A default stream never captures, named by NULL or by its own handle. */
 static aclError begin_locked(struct sim_stream *s, aclmdlRICaptureMode mode)
 {
 	struct sim_model *m;
 
+	if (atomic_load(&s->id) == 0)
+		return ACL_ERROR_INVALID_PARAM;
 	if (s->cap.model)
 		return ACL_ERROR_RT_STREAM_CAPTURED;
 	m = model_new();

@@ -84,6 +84,7 @@ static int device_open(struct sim_device *d, int index,
 	atomic_store(&d->free_latency_us, c->free_latency_us);
 	d->phys_fd = -1;
 	d->default_stream.device = index;
+	d->default_stream.self = &d->default_stream;
 	d->base = map_aligned(d->npages * d->page_size, d->page_size);
 	if (!d->base)
 		return -ENOMEM;

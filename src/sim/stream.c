@@ -11,6 +11,16 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* A device's default stream is not in sim.streams: it lives with its
+ * device and is never destroyed. */
+static struct sim_stream *default_stream_of(aclrtStream handle)
+{
+	for (int i = 0; i < sim.ndev; i++)
+		if (handle == &sim.device[i].default_stream)
+			return &sim.device[i].default_stream;
+	return NULL;
+}
+
 struct sim_stream *sched_stream(aclrtStream handle)
 {
 	struct sim_stream *s;
@@ -18,7 +28,14 @@ struct sim_stream *sched_stream(aclrtStream handle)
 	if (!handle)
 		return &sim.device[sim_current_device()].default_stream;
 	HASH_FIND_PTR(sim.streams, &handle, s);
-	return s;
+	return s ? s : default_stream_of(handle);
+}
+
+aclrtStream npusim_default_stream(int device)
+{
+	if (!atomic_load(&sim.up) || device < 0 || device >= sim.ndev)
+		return NULL;
+	return &sim.device[device].default_stream;
 }
 
 void sched_sync_stream(struct sim_stream *s)
@@ -40,6 +57,16 @@ static struct sim_stream *reuse_stream(void)
 		atomic_store(&s->open_ended, 0);
 	}
 	return s;
+}
+
+/* Priority and flags change nothing on the virtual clock: a fast-launch
+ * stream is the same stream here. */
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+	(void)priority;
+	if (flag & ~(uint32_t)(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC))
+		return ACL_ERROR_INVALID_PARAM;
+	return aclrtCreateStream(stream);
 }
 
 aclError aclrtCreateStream(aclrtStream *stream)
@@ -90,6 +117,8 @@ static aclError on_stream(aclrtStream stream,
 static aclError destroy_locked(struct sim_stream *s, uint64_t unused)
 {
 	(void)unused;
+	if (atomic_load(&s->id) == 0)
+		return ACL_ERROR_INVALID_PARAM; /* a default stream */
 	if (s->cap.model)
 		return ACL_ERROR_RT_STREAM_CAPTURED;
 	sched_sync_stream(s);

@@ -66,16 +66,31 @@ struct wl_mempool {
 	bool live;       /* created and not released */
 	bool routing;    /* a use_mem_pool entered and not exited */
 	int32_t stream;  /* while routing: the caller's number of the stream routed */
+	/* Made while a plug-in was current, in a flavor whose MemPool() asks
+	 * nothing of the allocator: an id, with no pool of the caching
+	 * allocator's behind it. */
+	bool only_an_id;
+	/* What use_mem_pool's calls are asked of: the allocator in use (the
+	 * switch, whose current allocator answers, as upstream's get()). */
+	struct allocator pools;
 };
 
 /*
- * MemPool(use_on_oom, no_split[, allocator]) on `device`: createOrIncrefPool
- * with the handle's id (taken now if not yet), then the flags. `source`
- * (NULL: the device's memory) is the allocator's; it is dropped when
- * refused. A refused create leaves no pool behind. 0 or -errno, no text.
+ * MemPool(use_on_oom, no_split[, allocator]) on `device`, with the
+ * handle's id (taken now if not yet); `pools` is asked whether a plug-in
+ * is current. With the caching allocator current: createOrIncrefPool,
+ * then the flags. With a plug-in current, as the flavor's upstream: npu
+ * (torch_npu v2.6.0's MemPool holds an id and calls nothing) keeps only
+ * the id, and refuses the flags and a source with -EINVAL; cuda
+ * (createOrIncrefPool reaches CUDAPluggableAllocator, which does not
+ * support it) refuses with -EOPNOTSUPP and PyTorch's text. `source`
+ * (NULL: the device's memory) is the caching allocator's; it is dropped
+ * when refused. A refused create leaves no pool behind. 0 or -errno; the
+ * plug-in refusals' reason in err.
  */
-int wl_mempool_create(struct npa *a, struct wl_mempool *m, int device, bool use_on_oom,
-		      bool no_split, const struct npa_segment_source *source);
+int wl_mempool_create(struct npa *a, struct allocator pools, struct wl_mempool *m,
+		      int device, bool use_on_oom, bool no_split,
+		      const struct npa_segment_source *source, char *err, size_t errlen);
 
 /*
  * What a refused use_mem_pool entry leaves: upstream's
@@ -86,14 +101,17 @@ int wl_mempool_create(struct npa *a, struct wl_mempool *m, int device, bool use_
 enum wl_refusal { WL_REFUSAL_AS_UPSTREAM, WL_REFUSAL_UNDONE };
 
 /* use_mem_pool's entry for the allocations on `s`, which the caller calls
- * `stream`. -EBUSY "beginAllocateToPool: already recording to mempool_id". */
+ * `stream`: beginAllocateToPool of the allocator current (a plug-in's
+ * begin_allocate_to_pool hook, with a filter that accepts `s`).
+ * -EBUSY "beginAllocateToPool: already recording to mempool_id". */
 int wl_mempool_begin(struct npa *a, struct wl_mempool *m, aclrtStream s, int32_t stream,
 		     enum wl_refusal refusal, char *err, size_t errlen);
-/* use_mem_pool's exit. -ENOENT "endAllocatePool: not currently recording
- * to mempool_id". */
+/* use_mem_pool's exit: endAllocateToPool, then releasePool, of the
+ * allocator that began it. -ENOENT "endAllocatePool: not currently
+ * recording to mempool_id". */
 int wl_mempool_end(struct npa *a, struct wl_mempool *m, char *err, size_t errlen);
 /* The destructor: the object is gone whatever the allocator says, which is
- * returned. */
+ * returned. Only an id: nothing to call (v2.6.0 has no destructor). */
 int wl_mempool_release(struct npa *a, struct wl_mempool *m, char *err, size_t errlen);
 /* As at a program's end: a use_mem_pool still entered exits, a live
  * MemPool is destroyed, and *m is zeroed (its handle forgotten). */

@@ -14,6 +14,7 @@
 
 struct copy_job {
 	struct tensor_store *ts;
+	aclrtStream current;
 	const char *tensor;
 	aclrtMemcpyKind kind;
 	char *err;
@@ -33,7 +34,7 @@ static int runtime_failed(struct copy_job *j, const char *call, aclError e)
 static int copy_block(void *arg, struct npa_host *host, void *ptr, uint64_t size)
 {
 	struct copy_job *j = arg;
-	aclrtStream s;
+	aclrtStream s = j->current;
 	aclError e;
 	int rc;
 
@@ -57,10 +58,11 @@ static int copy_block(void *arg, struct npa_host *host, void *ptr, uint64_t size
 }
 
 int pinned_copy(struct pinned_store *ps, const char *pinned, struct tensor_store *ts,
-		const char *tensor, enum pinned_copy_dir dir, char *err, size_t errlen)
+		const char *tensor, enum pinned_copy_dir dir, aclrtStream current,
+		char *err, size_t errlen)
 {
 	struct copy_job j = {
-		.ts = ts, .tensor = tensor, .err = err, .errlen = errlen,
+		.ts = ts, .current = current, .tensor = tensor, .err = err, .errlen = errlen,
 		.kind = dir == PINNED_H2D ? ACL_MEMCPY_HOST_TO_DEVICE : ACL_MEMCPY_DEVICE_TO_HOST,
 	};
 	int rc = ps_use(ps, pinned, copy_block, &j);

@@ -176,15 +176,20 @@ void wl_replay_set_check(struct wl_replay *r, bool check)
 	r->check = check && r->a.ops->check != NULL;
 }
 
-/* The stream for (device, dense index), created on first use; NULL: default. */
+/* The stream for (device, dense index), created on first use; index 0 is
+ * the device's default stream, a handle of its own as torch_npu's. */
 static aclError get_stream(struct wl_replay *r, int device, int32_t index,
 			   aclrtStream *out)
 {
 	aclrtStream *s = wl_replay_stream_at(r, device, index);
 	aclError e;
 
-	if (index == 0 || *s != NULL) {
-		*out = index == 0 ? NULL : *s;
+	if (index == 0) {
+		*out = npusim_default_stream(device);
+		return *out != NULL ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	}
+	if (*s != NULL) {
+		*out = *s;
 		return ACL_SUCCESS;
 	}
 	if ((e = aclrtSetDevice(device)) != ACL_SUCCESS || (e = aclrtCreateStream(s)) != ACL_SUCCESS)

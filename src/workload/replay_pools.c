@@ -4,8 +4,9 @@
  * allocator's NPUGraph and MemPool calls in the order torch_npu makes
  * them, so that a refusal is upstream's, with its text.
  *
- * Graphs and private pools exist only in the caching allocator: with a
- * plug-in current (the allocator switch) these events are refused.
+ * With a plug-in current (the allocator switch) a capture's and a
+ * use_mem_pool's pool calls are the plug-in's hooks; a MemPool is what
+ * the flavor's upstream makes of MemPool() then (graph_driver.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,23 +30,21 @@ static int said(struct wl_replay *r, const struct wl_event *ev, int rc, char *er
 	return rc ? wl_replay_fail(r, ev, rc, err, errlen, r->msg) : 0;
 }
 
-/* The caching allocator: a graph's pool ids and host allocator are the
- * built-in one's whoever allocates (its pools are asked of the replay's
- * allocator, a plug-in's hooks when one is current); a MemPool's pool is
- * the caching allocator's own, so it must be the one serving now. */
+/* The caching allocator: a graph's and a MemPool's pool ids and host
+ * allocator are the built-in one's whoever allocates (their pools are
+ * asked of the replay's allocator, a plug-in's hooks when one is
+ * current). A replay target without one has no pools. */
 static int need_caching(struct wl_replay *r, const struct wl_event *ev, char *err,
 			size_t errlen)
 {
-	bool mempool = ev->op >= WL_MEMPOOL_CREATE && ev->op <= WL_MEMPOOL_RELEASE;
-	struct npa *a = mempool ? r->a.ops->caching(r->a.self) : r->a.ops->builtin(r->a.self);
+	struct npa *a = r->a.ops->builtin(r->a.self);
 
 	if (a != NULL) {
 		r->npa = a;
 		return 0;
 	}
 	snprintf(r->msg, sizeof(r->msg), "%s: memory pools belong to the caching "
-		 "allocator, and a plug-in allocator is current",
-		 wl_op_name(ev->op));
+		 "allocator, and the replay has none", wl_op_name(ev->op));
 	return wl_replay_fail(r, ev, -ENOTSUP, err, errlen, r->msg);
 }
 
@@ -135,11 +134,13 @@ static int graph_reset(struct wl_replay *r, const struct wl_event *ev, char *err
 static int mempool_create(struct wl_replay *r, const struct wl_event *ev, char *err,
 			  size_t errlen)
 {
-	int rc = wl_mempool_create(r->npa, &r->pools[ev->pool], ev->device,
-				   ev->flags & WL_POOL_USE_ON_OOM, ev->flags & WL_POOL_NO_SPLIT,
-				   NULL);
+	int rc;
 
-	if (rc)
+	r->msg[0] = '\0';
+	rc = wl_mempool_create(r->npa, r->a, &r->pools[ev->pool], ev->device,
+			       ev->flags & WL_POOL_USE_ON_OOM, ev->flags & WL_POOL_NO_SPLIT, NULL,
+			       r->msg, sizeof(r->msg));
+	if (rc && r->msg[0] == '\0')
 		snprintf(r->msg, sizeof(r->msg), "MemPool: %s", strerror(-rc));
 	return said(r, ev, rc, err, errlen);
 }

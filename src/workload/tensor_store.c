@@ -21,6 +21,8 @@
 #include <uthash.h>
 
 #include <acl/acl_rt.h>
+#include <npumemfs/npusim.h>
+
 #include "base/extent_set.h"
 #include "tensor_store.h"
 
@@ -48,7 +50,7 @@ struct staged {
 struct tensor_store {
 	struct allocator a;     /* the daemon's allocator switch, or a test's allocator */
 	int device;
-	aclrtStream stream;     /* NULL: the default stream */
+	aclrtStream stream;
 	pthread_mutex_t lock;
 	pthread_cond_t idle;    /* a tensor stopped being busy */
 	struct tensor *table;
@@ -64,11 +66,16 @@ int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_sto
 		return -ENOMEM;
 	ts->a = a;
 	ts->device = device;
-	ts->stream = stream;
+	ts->stream = stream != NULL ? stream : npusim_default_stream(device);
 	pthread_mutex_init(&ts->lock, NULL);
 	pthread_cond_init(&ts->idle, NULL);
 	*out = ts;
 	return 0;
+}
+
+aclrtStream ts_stream(const struct tensor_store *ts)
+{
+	return ts->stream;
 }
 
 static int block_alloc(struct tensor_store *ts, size_t size, void **ptr,
@@ -120,13 +127,11 @@ static struct tensor *find_idle(struct tensor_store *ts, const char *name)
 	return t;
 }
 
-/* A default stream never captures. */
 static bool capturing(const struct tensor_store *ts)
 {
 	aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 
-	return ts->stream &&
-	       aclmdlRICaptureGetInfo(ts->stream, &status, NULL) == ACL_SUCCESS &&
+	return aclmdlRICaptureGetInfo(ts->stream, &status, NULL) == ACL_SUCCESS &&
 	       status != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
 }
 
@@ -409,7 +414,8 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 }
 
 static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *host,
-			     uint64_t size, aclrtMemcpyKind kind, char *err, size_t errlen)
+			     uint64_t size, aclrtMemcpyKind kind, aclrtStream on, char *err,
+			     size_t errlen)
 {
 	bool to_device = kind == ACL_MEMCPY_HOST_TO_DEVICE;
 	aclError e;
@@ -424,8 +430,8 @@ static int copy_async_locked(struct tensor_store *ts, struct tensor *t, void *ho
 		return 0;
 	if ((e = aclrtSetDevice(ts->device)) != ACL_SUCCESS)
 		return copy_failed(e, "aclrtSetDevice", err, errlen);
-	e = to_device ? aclrtMemcpyAsync(t->ptr, size, host, size, kind, ts->stream)
-		      : aclrtMemcpyAsync(host, size, t->ptr, size, kind, ts->stream);
+	e = to_device ? aclrtMemcpyAsync(t->ptr, size, host, size, kind, on)
+		      : aclrtMemcpyAsync(host, size, t->ptr, size, kind, on);
 	if (e == ACL_ERROR_INVALID_PARAM)
 		return not_device_memory(t->ptr, err, errlen);
 	if (e != ACL_SUCCESS)
@@ -442,12 +448,13 @@ int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_
 {
 	int rc = -ENOENT;
 
+	if (*stream == NULL)
+		*stream = ts->stream;
 	pthread_mutex_lock(&ts->lock);
 	struct tensor *t = find_idle(ts, name);
 	if (t)
-		rc = copy_async_locked(ts, t, host, size, kind, err, errlen);
+		rc = copy_async_locked(ts, t, host, size, kind, *stream, err, errlen);
 	pthread_mutex_unlock(&ts->lock);
-	*stream = ts->stream;
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "no tensor %s", name);
 	return rc;

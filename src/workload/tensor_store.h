@@ -1,8 +1,7 @@
 /*
  * tensor_store.h - named allocations on one device (tensors/deviceN/NAME).
  *
- * Each tensor is one block from the allocator on the store's stream (NULL:
- * the device's default stream). Bytes move to and from device memory with
+ * Each tensor is one block from the allocator on the store's stream. Bytes move to and from device memory with
  * aclrtMemcpy. While the store's stream captures a graph, bytes written
  * (and a resize's copy) are instead copies enqueued with aclrtMemcpyAsync
  * on that stream, so the capture records them and every replay makes them
@@ -32,7 +31,11 @@
 
 struct tensor_store;
 
+/* A store on `stream`; NULL is the device's default stream, whose own
+ * handle the store then holds (torch_npu's default stream is a real one). */
 int ts_new(struct allocator a, int device, aclrtStream stream, struct tensor_store **out);
+/* The stream the store's tensors are allocated on. */
+aclrtStream ts_stream(const struct tensor_store *ts);
 /* Free every tensor, then the store. */
 void ts_free(struct tensor_store *ts);
 /* Free the host bytes kept for captured copies of models the runtime has
@@ -61,10 +64,10 @@ ssize_t ts_write(struct tensor_store *ts, const char *name, const void *buf,
 /*
  * A non-blocking copy between the tensor and `size` bytes of pinned host
  * memory at `host` (tensor.copy_(pinned, non_blocking=True) and back):
- * aclrtMemcpyAsync on the store's stream, so a capture records it and
- * every replay reads (or writes) the pinned bytes anew; nothing is staged.
- * The sizes must be equal (-EINVAL, reason in err); size 0 copies nothing.
- * *stream is the stream the copy went to, for the pinned block's event.
+ * aclrtMemcpyAsync on *stream, the current stream (NULL: the store's own,
+ * then set to it), so a capture on it records the copy and every replay
+ * reads (or writes) the pinned bytes anew; nothing is staged. The sizes
+ * must be equal (-EINVAL, reason in err); size 0 copies nothing.
  */
 int ts_copy_async(struct tensor_store *ts, const char *name, void *host, uint64_t size,
 		  aclrtMemcpyKind kind, aclrtStream *stream, char *err, size_t errlen);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Pinned memory in graph private pools through the mount: the six
 # scenarios of torch_npu's test_aclgraph_pin_memory.py ("[ACLGRAPH]
-# support pin memory"), with ctl/graph's enter (torch.npu.graph's entry),
-# pinned/NAME and ctl/copy on stream 1, 64 floats (256 bytes) a tensor.
+# support pin memory"), with ctl/graph's enter (torch.npu.graph's entry) on
+# stream 1, pinned/NAME and ctl/copy, 64 floats (256 bytes) a tensor.
 . "$(dirname "$0")/lib.sh"
 mount_fs
 
@@ -30,19 +30,24 @@ pin_and_copy() {
 		fail "copy $1: $(last_error "$MNT/ctl/copy")"
 }
 
-# 1. test_pin_memory_h2d_during_capture
-new_dst dst
+# 1. test_pin_memory_h2d_during_capture: gpu_dst = torch.zeros(64, device="npu")
+# is made before the capture, on the default stream; its copy_ inside the
+# graph context runs on the current stream, the capture stream.
+truncate -s 256 "$MNT/tensors/device0/dst" && fill "$MNT/tensors/device0/dst" 0
 graph "create g"
 graph "enter g stream=1"
-pin_and_copy pinned 7.0 dst
+truncate -s 256 "$MNT/pinned/pinned" || fail "pin during the capture"
+fill "$MNT/pinned/pinned" 7.0
+echo "pinned/pinned tensors/device0/dst" >"$MNT/ctl/copy" ||
+	fail "copy into a default-stream tensor: $(last_error "$MNT/ctl/copy")"
 graph "capture_end g"
-expect_eq "$(floats "$MNT/tensors/device0/stream1/dst")" 0 "a captured copy runs at replay"
+expect_eq "$(floats "$MNT/tensors/device0/dst")" 0 "a captured copy runs at replay"
 captured=$(pool_blocks 1_0)
 [ -n "$captured" ] || fail "the pin made during the capture is not in the graph's host pool 1_0"
 expect_eq "$(block_col "$captured" 8)" yes "the captured pin is marked allocated during capture"
 graph "replay g"
 sync1 0
-expect_eq "$(floats "$MNT/tensors/device0/stream1/dst")" 7 "h2d captured and replayed"
+expect_eq "$(floats "$MNT/tensors/device0/dst")" 7 "h2d captured and replayed"
 
 # 2. test_captured_pinned_block_isolated_from_default_pool
 rm "$MNT/pinned/pinned"
@@ -57,10 +62,10 @@ done
 expect_eq "$(block_col "$captured" 4)" 1_0 "a post-capture pin took the captured block"
 expect_eq "$(pool_blocks 0_0 | grep -c "^$captured\$")" 0 "the captured address in the default pool"
 for _ in 1 2 3 4 5; do
-	fill "$MNT/tensors/device0/stream1/dst" 0
+	fill "$MNT/tensors/device0/dst" 0
 	graph "replay g"
 	sync1 0
-	expect_eq "$(floats "$MNT/tensors/device0/stream1/dst")" 7 "replays keep reading 7"
+	expect_eq "$(floats "$MNT/tensors/device0/dst")" 7 "replays keep reading 7"
 done
 rm "$MNT"/pinned/s*
 

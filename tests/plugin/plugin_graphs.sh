@@ -5,8 +5,8 @@
 # the capture's tensors come from its alloc, capture_end calls
 # end_allocate_to_pool and reset release_pool, each on the plug-in that
 # began the pool even after a switch; pools/deviceN names it. A plug-in
-# without the hooks captures all the same (upstream calls nothing then).
-# MemPools stay the built-in allocator's: refused with a plug-in current.
+# without the hooks captures all the same (upstream calls nothing then),
+# warned of in torch_npu's words. MemPools: plugin_mempool_current.sh.
 # While a capture or a MemPool routes allocations, a switch to a plug-in is
 # refused.
 . "$(dirname "$0")/plugin_lib.sh"
@@ -53,11 +53,8 @@ echo "capture_end g" >"$G" || fail "capture_end without pool hooks: $(last_error
 echo "reset g" >"$G" || fail "reset without pool hooks: $(last_error "$G")"
 expect_eq "$(wc -l <"$PASSTHROUGH_POOL_LOG")" 3 "no hook, no call"
 
-why="MemPools are the built-in caching allocator's, and a plug-in allocator is current (echo caching > ctl/allocator first)"
-expect_fail "echo 'create n' > '$M'" "Device or resource busy"
-expect_eq "$(last_error "$M")" "MemPool() refused: $why" "MemPool with a plug-in"
-expect_fail "echo 'begin m stream=1' > '$M'" "Device or resource busy"
-expect_eq "$(last_error "$M")" "use_mem_pool refused: $why" "routing with a plug-in"
+grep -q "allocator plugin2: UserWarning: NPUPluggableAllocator does not yet support beginAllocateToPool. If you need it, please file an issue describing your use case." "$MNT/log" ||
+	fail "no torch_npu warning for the missing begin hook"
 
 use caching
 routing="device0 routes allocations to a private pool (a graph capture or a MemPool in use); switch once it ends"

@@ -159,6 +159,21 @@ static void capture_calls_refuse_the_default_stream(void **state)
 	assert_int_equal(npusim_stream_capture_id(NULL), 0);
 }
 
+/* By its own handle a default stream takes no capture either, and is
+ * asked about like any stream that does not capture. */
+static void the_default_streams_handle_never_captures(void **state)
+{
+	aclrtStream d = npusim_default_stream(0);
+	aclmdlRICaptureStatus st = ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE;
+	aclmdlRI m = NULL;
+
+	(void)state;
+	assert_int_equal(aclmdlRICaptureBegin(d, GLOBAL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclmdlRICaptureGetInfo(d, &st, &m), ACL_SUCCESS);
+	assert_int_equal(st, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+	assert_int_equal(npusim_stream_capture_id(d), 0);
+}
+
 static void a_second_begin_on_a_capturing_stream_is_refused(void **state)
 {
 	aclrtStream s = new_stream();
@@ -783,6 +798,7 @@ int main(void)
 		SIM_TEST(end_gives_the_model_get_info_named_during_the_capture, one_8mib_device),
 		SIM_TEST(each_capture_has_the_next_id_on_the_stream_and_its_model, one_8mib_device),
 		SIM_TEST(capture_calls_refuse_the_default_stream, one_8mib_device),
+		SIM_TEST(the_default_streams_handle_never_captures, one_8mib_device),
 		SIM_TEST(a_second_begin_on_a_capturing_stream_is_refused, one_8mib_device),
 		SIM_TEST(an_unknown_capture_mode_is_refused, one_8mib_device),
 		SIM_TEST(get_info_with_nowhere_to_write_is_refused, one_8mib_device),

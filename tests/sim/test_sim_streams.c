@@ -42,6 +42,60 @@ static void stream_ids_are_0_for_default_then_1_2_3_in_creation_order(void **sta
 	aclrtDestroyStream(c);
 }
 
+static void each_device_has_a_default_stream_handle_with_id_0(void **state)
+{
+	aclrtStream d0 = npusim_default_stream(0), d1 = npusim_default_stream(1);
+	int32_t id = -1;
+
+	(void)state;
+	assert_non_null(d0);
+	assert_non_null(d1);
+	assert_ptr_not_equal(d0, d1);
+	assert_null(npusim_default_stream(2));
+	assert_null(npusim_default_stream(-1));
+	assert_int_equal(aclrtStreamGetId(d1, &id), ACL_SUCCESS);
+	assert_int_equal(id, 0);
+	assert_int_equal(npusim_stream_id(d0), 0);
+}
+
+/* NULL names the current device's default stream: work launched through
+ * one is waited for through the other. */
+static void null_and_the_handle_name_one_default_stream(void **state)
+{
+	aclrtStream d0 = npusim_default_stream(0);
+	aclrtEvent e;
+
+	(void)state;
+	assert_int_equal(npusim_launch(NULL, 100), ACL_SUCCESS);
+	e = recorded_on(d0);
+	assert_int_equal(status_of(e), NOT_READY);
+	assert_int_equal(aclrtSynchronizeStream(d0), ACL_SUCCESS);
+	assert_int_equal(status_of(e), READY);
+	assert_int_equal(npusim_now_ns(), 100);
+	aclrtDestroyEvent(e);
+}
+
+static void a_default_stream_is_never_destroyed(void **state)
+{
+	(void)state;
+	assert_int_equal(aclrtDestroyStream(npusim_default_stream(0)), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtDestroyStream(NULL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(npusim_stream_id(npusim_default_stream(0)), 0);
+}
+
+static void create_stream_with_config_takes_torch_npus_flags(void **state)
+{
+	aclrtStream s;
+
+	(void)state;
+	assert_int_equal(aclrtCreateStreamWithConfig(&s, 0,
+						     ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC),
+			 ACL_SUCCESS);
+	assert_int_equal(npusim_stream_id(s), 1);
+	assert_int_equal(aclrtDestroyStream(s), ACL_SUCCESS);
+	assert_int_equal(aclrtCreateStreamWithConfig(&s, 0, 0x80), ACL_ERROR_INVALID_PARAM);
+}
+
 static void acl_stream_get_id_gives_the_same_numbers(void **state)
 {
 	aclrtStream a, b;
@@ -318,6 +372,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		SIM_TEST(stream_ids_are_0_for_default_then_1_2_3_in_creation_order, two_8mib_devices),
 		SIM_TEST(acl_stream_get_id_gives_the_same_numbers, two_8mib_devices),
+		SIM_TEST(each_device_has_a_default_stream_handle_with_id_0, two_8mib_devices),
+		SIM_TEST(null_and_the_handle_name_one_default_stream, two_8mib_devices),
+		SIM_TEST(a_default_stream_is_never_destroyed, two_8mib_devices),
+		SIM_TEST(create_stream_with_config_takes_torch_npus_flags, two_8mib_devices),
 		SIM_TEST(an_event_never_recorded_is_complete, two_8mib_devices),
 		SIM_TEST(an_event_on_an_idle_stream_is_complete_at_once, two_8mib_devices),
 		SIM_TEST(timed_work_of_100ns_completes_when_the_clock_reaches_100, two_8mib_devices),

@@ -70,7 +70,8 @@ static int use_count_after_a_refused_begin(enum wl_refusal refusal)
 	struct wl_mempool m = { 0 };
 	char err[NPA_ERRLEN] = "";
 
-	assert_int_equal(wl_mempool_create(fx->a, &m, 0, false, false, NULL), 0);
+	assert_int_equal(wl_mempool_create(fx->a, npa_allocator(fx->a), &m, 0, false, false, NULL, err,
+					   sizeof(err)), 0);
 	assert_int_equal(wl_mempool_begin(fx->a, &m, new_stream(), 1, refusal, err,
 					  sizeof(err)), 0);
 	assert_int_equal(wl_mempool_begin(fx->a, &m, new_stream(), 2, refusal, err,
@@ -101,7 +102,8 @@ static void drop_exits_the_routing_and_destroys_the_mempool(void **state)
 	char err[NPA_ERRLEN] = "";
 
 	(void)state;
-	assert_int_equal(wl_mempool_create(fx->a, &m, 0, true, false, NULL), 0);
+	assert_int_equal(wl_mempool_create(fx->a, npa_allocator(fx->a), &m, 0, true, false, NULL, err,
+					   sizeof(err)), 0);
 	assert_int_equal(wl_mempool_begin(fx->a, &m, new_stream(), 1, WL_REFUSAL_UNDONE, err,
 					  sizeof(err)), 0);
 	wl_mempool_drop(fx->a, &m, err, sizeof(err));

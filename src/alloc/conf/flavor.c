@@ -13,6 +13,8 @@
 const struct npa_flavor npa_flavor_npu = {
 	.name = "npu",
 	.plugin_init_gets_current_device = true,
+	/* v2.6.0 MemPool::MemPool only takes an id (NPUCachingAllocator.cpp). */
+	.mempool_is_only_an_id = true,
 	.upstream = NPA_UPSTREAM_TORCH_NPU,
 	/* AddPadSize(): every request grows by 32 bytes before rounding. */
 	.pad = 32,
@@ -34,6 +36,10 @@ const struct npa_flavor npa_flavor_npu = {
 
 const struct npa_flavor npa_flavor_cuda = {
 	.name = "cuda",
+	/* MemPool::MemPool calls createOrIncrefPool on the current allocator
+	 * (ATen/cuda/MemPool.cpp), which CUDAPluggableAllocator leaves to
+	 * CUDAAllocator's refusal. */
+	.mempool_is_only_an_id = false,
 	.upstream = NPA_UPSTREAM_PYTORCH,
 	.pad = 0,
 	.oom_rejections_stat = false,

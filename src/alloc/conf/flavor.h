@@ -60,6 +60,10 @@ struct npa_flavor {
 	 * (c10_npu::GetDevice, 0 before any is set); cuda, 0 (the file-scope
 	 * device_count of CUDAPluggableAllocator.cpp, never assigned). */
 	bool plugin_init_gets_current_device;
+	/* What MemPool() asks of the allocator current: npu (torch_npu
+	 * v2.6.0), nothing, so with a plug-in current it is only an id; cuda,
+	 * createOrIncrefPool, which a plug-in does not support. */
+	bool mempool_is_only_an_id;
 };
 
 /* Streams in a stream pool (kStreamsPerPool, both upstreams). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "alloc/caching/caching_allocator.h"
+#include "alloc/core/stream_id.h"
 #include "graph.h"
 #include "alloc/host/host_allocator.h"
 
@@ -184,7 +185,9 @@ int npa_graph_capture_begin(struct npa_graph *g, int device, aclrtStream stream,
 		return refuse(err, errlen, -EINVAL, host_refusal);
 	if (g->has_exec || g->capturing)
 		return refuse(err, errlen, -EBUSY, texts_of(g)->already_owns);
-	if (stream == NULL)
+	/* By NULL or by its own handle (stream id 0), as upstream compares
+	 * with getDefaultNPUStream(). */
+	if (stream == NULL || npa_stream_id(stream) == 0)
 		return refuse(err, errlen, -EINVAL, texts_of(g)->default_stream);
 	if (pool.first != 0 && pool.second != 0)
 		return refuse(err, errlen, -EINVAL,

@@ -151,6 +151,17 @@ static const char *const warning_texts[NPL_NWARNINGS] = {
 	[NPL_WARN_SNAPSHOT] =
 		"NPUPluggableAllocator does not yet support snapshot. "
 		"If you need it, please file an issue describing your use case.",
+	/* torch_npu v2.6.0's words for the pool calls, from before the hooks
+	 * existed; with a hook missing nothing is called, as since. */
+	[NPL_WARN_BEGIN_POOL] =
+		"NPUPluggableAllocator does not yet support beginAllocateToPool. "
+		"If you need it, please file an issue describing your use case.",
+	[NPL_WARN_END_POOL] =
+		"NPUPluggableAllocator does not yet support endAllocateToPool. "
+		"If you need it, please file an issue describing your use case.",
+	[NPL_WARN_RELEASE_POOL] =
+		"NPUPluggableAllocator does not yet support releasePool. "
+		"If you need it, please file an issue describing your use case.",
 };
 
 const char *npl_warning_text(enum npl_warning w)
@@ -804,7 +815,17 @@ static struct npumemfs_mempool_id abi_id(struct npa_pool_id id)
 	return (struct npumemfs_mempool_id){ id.first, id.second };
 }
 
-/* The pool hooks cannot refuse (upstream's are void): only a fault fails them. */
+/* The pool hooks cannot refuse (upstream's are void): only a fault fails
+ * them. A missing one is warned of once and the call does nothing. */
+static int pool_call(struct npl *a, bool hooked, struct plugin_call *c,
+		     enum npl_warning missing, char *err, size_t errlen)
+{
+	if (hooked)
+		return told(a, call(a, c), err, errlen);
+	warn_once(a, missing);
+	return 0;
+}
+
 static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id id,
 				      npa_pool_filter filter, void *arg, char *err, size_t errlen)
 {
@@ -812,7 +833,8 @@ static int npl_begin_allocate_to_pool(void *self, int device, struct npa_pool_id
 	struct plugin_call c = { .fn = PLUGIN_FN_BEGIN_POOL, .device = device, .pool = abi_id(id),
 			      .filter = filter, .arg = arg };
 
-	return plugin_has_hook(a->plugin, PLUGIN_HOOK_begin_allocate_to_pool) ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, plugin_has_hook(a->plugin, PLUGIN_HOOK_begin_allocate_to_pool), &c, NPL_WARN_BEGIN_POOL,
+			 err, errlen);
 }
 
 static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -821,7 +843,8 @@ static int npl_end_allocate_to_pool(void *self, int device, struct npa_pool_id i
 	struct npl *a = self;
 	struct plugin_call c = { .fn = PLUGIN_FN_END_POOL, .device = device, .pool = abi_id(id) };
 
-	return plugin_has_hook(a->plugin, PLUGIN_HOOK_end_allocate_to_pool) ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, plugin_has_hook(a->plugin, PLUGIN_HOOK_end_allocate_to_pool), &c, NPL_WARN_END_POOL,
+			 err, errlen);
 }
 
 static int npl_release_pool(void *self, int device, struct npa_pool_id id, char *err,
@@ -830,7 +853,8 @@ static int npl_release_pool(void *self, int device, struct npa_pool_id id, char 
 	struct npl *a = self;
 	struct plugin_call c = { .fn = PLUGIN_FN_RELEASE_POOL, .device = device, .pool = abi_id(id) };
 
-	return plugin_has_hook(a->plugin, PLUGIN_HOOK_release_pool) ? told(a, call(a, &c), err, errlen) : 0;
+	return pool_call(a, plugin_has_hook(a->plugin, PLUGIN_HOOK_release_pool), &c, NPL_WARN_RELEASE_POOL,
+			 err, errlen);
 }
 
 static int npl_device_count(void *self)

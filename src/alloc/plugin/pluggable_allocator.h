@@ -59,6 +59,9 @@ enum npl_warning {
 	NPL_WARN_RESET_PEAK_STATUS,  /* reset_peak_stats without reset_peak_status */
 	NPL_WARN_RESET_ACCUMULATED,  /* reset_accumulated_stats: never supported */
 	NPL_WARN_SNAPSHOT,           /* memory_snapshot: never supported */
+	NPL_WARN_BEGIN_POOL,         /* a private pool's begin without begin_allocate_to_pool */
+	NPL_WARN_END_POOL,           /* its end without end_allocate_to_pool */
+	NPL_WARN_RELEASE_POOL,       /* its release without release_pool */
 	NPL_NWARNINGS
 };
 const char *npl_warning_text(enum npl_warning w);

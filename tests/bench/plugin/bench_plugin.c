@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <acl/acl_rt.h>
+#include "alloc/plugin/plugin_host.h"
 #include "alloc/switch/allocator_switch.h"
 #include <npumemfs/npusim.h>
 
@@ -93,15 +94,15 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* ns per alloc+free pair, best of RUNS. */
-static double measure(const struct target *t)
+/* ns per alloc+free pair over `rounds`, best of RUNS. */
+static double measure_rounds(const struct target *t, int rounds)
 {
 	void *p[BLOCKS];
 	double best = 0;
 
 	for (int run = 0; run < RUNS; run++) {
 		double t0 = now_ns();
-		for (int r = 0; r < ROUNDS; r++) {
+		for (int r = 0; r < rounds; r++) {
 			for (int i = 0; i < BLOCKS; i++)
 				if (t->alloc(t->ctx, sizes[(r + i) % 8], &p[i]) || !p[i]) {
 					fprintf(stderr, "%s: allocation failed\n", t->name);
@@ -110,11 +111,39 @@ static double measure(const struct target *t)
 			for (int i = 0; i < BLOCKS; i++)
 				t->free(t->ctx, p[i]);
 		}
-		double ns = (now_ns() - t0) / (ROUNDS * BLOCKS);
+		double ns = (now_ns() - t0) / (rounds * BLOCKS);
 		if (run == 0 || ns < best)
 			best = ns;
 	}
 	return best;
+}
+
+static double measure(const struct target *t)
+{
+	return measure_rounds(t, ROUNDS);
+}
+
+/* The same plug-in run in a host process (plugin_isolation = process):
+ * each pair is four round trips, the plug-in's two calls and the two ACL
+ * calls it makes back. */
+static double measure_host(struct sw_options so, const char *spec)
+{
+	char host[4096], err[1024];
+	struct sw *sw;
+	double ns;
+
+	if (plugin_host_default_path(host, sizeof(host)))
+		return 0;
+	so.plugin_host = host;
+	if (sw_create(&so, &sw) || sw_write(sw, spec, err, sizeof(err))) {
+		fprintf(stderr, "bench_plugin: no host: %s\n", err);
+		return 0;
+	}
+	struct target t = { "host", sw_alloc, sw_release, sw };
+	ns = measure_rounds(&t, ROUNDS / 50);
+	sw_write(sw, "caching", err, sizeof(err));
+	sw_destroy(sw);
+	return ns;
 }
 
 int main(void)
@@ -157,6 +186,9 @@ int main(void)
 	       "(target <= 1.50: %s)\n", w, w / d, w / d <= 1.5 ? "met" : "not met");
 	printf("  switch  sw_malloc+sw_free             %8.1f ns/pair  ratio %.2f\n",
 	       s, s / d);
+	double h = measure_host(so, spec);
+	printf("  host    sw_malloc+sw_free, plug-in in its host process %8.1f ns/pair  "
+	       "ratio %.2f to direct, %.2f to switch (in the daemon)\n", h, h / d, h / s);
 
 	if (sw_write(sw, "caching", err, sizeof(err))) {
 		fprintf(stderr, "bench_plugin: %s\n", err);
