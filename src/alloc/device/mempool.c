@@ -269,7 +269,9 @@ int npa_snapshot_pool(struct npa *a, int device, struct npa_pool_id id,
 	return rc;
 }
 
-/* The pool's segments and bytes, from its blocks. */
+/* The pool's segments and bytes, from its blocks. A segment is what
+ * snapshot(mempool_id) lists: an expandable segment counts once for each
+ * mapped run, as upstream's snapshot() reports it. */
 static void tally_pool(struct npa_device *dev, const struct npa_private_pool *pp,
 		       struct npa_pool_info *info)
 {
@@ -278,10 +280,11 @@ static void tally_pool(struct npa_device *dev, const struct npa_private_pool *pp
 	RB_FOREACH(seg, npa_segment_tree, &dev->segments) {
 		if (seg->pool->owner != pp)
 			continue;
-		info->segments++;
 		for (const struct npa_block *b = seg->head; b != NULL; b = b->next) {
 			if (!b->mapped)
 				continue;
+			if (b->prev == NULL || !b->prev->mapped)
+				info->segments++;
 			info->reserved_bytes += b->size;
 			if (b->allocated)
 				info->allocated_bytes += b->size;

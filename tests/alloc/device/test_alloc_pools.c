@@ -564,6 +564,83 @@ static void a_free_with_stream_uses_during_routing_waits_in_cuda_only(void **sta
 	fx_stop(a);
 }
 
+static void expandable(struct npa_conf *conf)
+{
+	conf->expandable_segments = true;
+}
+
+/*
+ * A pool's segments are what snapshot(mempool_id) lists: an expandable
+ * segment whose middle page was unmapped is two (PyTorch 2.6.0's
+ * snapshot() starts a segment at each mapped run; the differential
+ * against it found 3 against our 2 before this counted runs).
+ */
+static void a_pools_segments_are_its_snapshots_mapped_runs(void **state)
+{
+	struct npa *a = fx_start_conf(FLAVOR(state), N8G, expandable);
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+	struct npa_snapshot snap;
+	char err[256];
+	void *p[3];
+
+	assert_int_equal(npa_create_or_incref_pool(a, 0, id), 0);
+	begin(a, id, always, NULL);
+	/* One 20 MiB page each in both flavors (npu adds 32 bytes). */
+	for (int i = 0; i < 3; i++)
+		p[i] = fx_malloc(a, 20 * MiB - 32, NULL);
+	end(a, id);
+	assert_int_equal(pool_info(a, id).segments, 1);
+	fx_free(a, p[1]);
+	assert_int_equal(npa_release_pool(a, 0, id, err, sizeof(err)), 0);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+
+	assert_int_equal(npa_snapshot_pool(a, 0, id, &snap), 0);
+	assert_int_equal(snap.nsegments, 2);
+	npa_snapshot_release(&snap);
+	assert_int_equal(pool_info(a, id).segments, 2);
+	assert_int_equal(pool_info(a, id).reserved_bytes, 40 * MiB);
+	fx_free(a, p[0]);
+	fx_free(a, p[2]);
+	fx_stop(a);
+}
+
+/*
+ * PyTorch 2.6.0 counts one cudaMalloc for each expandable block it
+ * allocates in a private pool and takes one off for each range it unmaps
+ * (CUDACachingAllocator.cpp:2727 and :3033), and deletes a released pool
+ * at 0 (:2895): here 60 MiB allocated once, freed, 20 MiB of it taken
+ * again and the other 40 MiB unmapped leave 0, so its MemPool's destructor
+ * deletes the pool under the live block (its snapshot then names no pool,
+ * and freeing the block touches the deleted pool). We keep the pool, as
+ * for segments of cudaMalloc, until its last block goes.
+ */
+static void an_expandable_block_keeps_its_released_pool(void **state)
+{
+	struct npa *a = fx_start_conf(FLAVOR(state), N8G, expandable);
+	struct npa_pool_id id = npa_graph_pool_handle(a, true);
+	char err[256];
+
+	assert_int_equal(npa_create_or_incref_pool(a, 0, id), 0);
+	begin(a, id, always, NULL);
+	fx_free(a, fx_malloc(a, 60 * MiB - 32, NULL));
+	void *p = fx_malloc(a, 20 * MiB - 32, NULL);
+	end(a, id);
+	assert_int_equal(npa_release_pool(a, 0, id, err, sizeof(err)), 0);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+
+	struct npa_pool_info kept = pool_info(a, id);
+	assert_true(kept.freeable);
+	assert_int_equal(kept.use_count, 0);
+	assert_int_equal(kept.segments, 1);
+	assert_int_equal(kept.reserved_bytes, 20 * MiB);
+	assert_int_equal(kept.allocated_bytes, 20 * MiB);
+	assert_true(npa_pool_id_eq(fx_pool_of(a, p), id));
+	fx_free(a, p);
+	assert_int_equal(npa_empty_cache(a, 0), 0);
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 0);
+	fx_stop(a);
+}
+
 /* cuda's empty_cache asserts captures_underway.empty(); torch_npu's runs. */
 static void empty_cache_while_a_pool_routes_is_refused_in_cuda_only(void **state)
 {
@@ -592,6 +669,8 @@ int main(void)
 		BOTH_FLAVORS(only_the_routed_streams_allocations_go_to_the_pool),
 		BOTH_FLAVORS(the_newest_scope_that_accepts_the_stream_wins),
 		BOTH_FLAVORS(a_pools_free_block_is_not_reused_outside_it),
+		BOTH_FLAVORS(a_pools_segments_are_its_snapshots_mapped_runs),
+		BOTH_FLAVORS(an_expandable_block_keeps_its_released_pool),
 		BOTH_FLAVORS(empty_cache_keeps_a_live_pool_and_frees_it_once_released),
 		BOTH_FLAVORS(a_freeable_pool_stays_while_a_block_is_allocated),
 		BOTH_FLAVORS(a_pool_released_while_it_routes_stays_until_routing_ends),
