@@ -2,10 +2,15 @@
 # The cuda flavor against PyTorch's own allocator: PyTorch 2.6.0's c10 (core
 # and c10/cuda, unmodified, from Debian's source package) is built once on
 # fakecuda, then random multi-stream traces are replayed by it and by
-# `npumem-replay --flavor cuda`, and every memory_stats key must be equal.
+# `npumem-replay --flavor cuda`: every memory_stats key, every private
+# pool's keys and every segment of the snapshot, with its pool and blocks,
+# must be equal, or both must refuse the same line. Each part (device
+# allocator, private pools) prints "N passed, M failed" and its first
+# difference in full.
 #
-#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [COUNT]
+#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [DEVICE POOLS]
 #
+# DEVICE and POOLS are how many traces of each part (210 and 210).
 # WORK_DIR keeps the download and the build between runs. The source comes
 # through a private apt configuration under WORK_DIR (deb-src lines for
 # trixie made from the machine's own apt sources); the system's is never
@@ -15,7 +20,8 @@ set -euo pipefail
 work=${1:?WORK_DIR}
 replay=${2:?NPUMEM_REPLAY}
 src=$(cd "${3:?NPUMEMFS_SRC}" && pwd)
-count=${4:-210}
+device_count=${4:-210}
+pools_count=${5:-210}
 here=$(cd "$(dirname "$0")" && pwd)
 version=2.6.0+dfsg-7
 orig=pytorch_2.6.0+dfsg.orig.tar.xz
@@ -65,30 +71,90 @@ echo "upstream: PyTorch $(cat "$pysrc/version.txt") c10/cuda/CUDACachingAllocato
 
 traces=$work/traces
 rm -rf "$traces"
-python3 "$here/gen_traces.py" "$traces" "$count"
-passed=0 failed=0
+python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count"
+
+# Upstream's report: its stats, pool keys and segment lines, sorted; or
+# the line at which it refused a call.
+run_upstream() {
+	FAKECUDA_CAPACITY=$1 PYTORCH_CUDA_ALLOC_CONF=$2 "$upstream" "$3" 2>"$3.err" | LC_ALL=C sort
+}
+
+# Ours, the same: --format stats then the snapshot's segments; a replay
+# stopped by a refusal prints "refused at line N", as upstream_replay.
+run_ours() {
+	local capacity=$1 conf=$2 t=$3 rc=0
+	for format in stats snapshot; do
+		"$replay" --flavor cuda --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
+			--format $format "$t" >"$t.$format" 2>"$t.err" || rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "^$t:[0-9]*: " "$t.err"; then
+			sed -n "s|^$t:\([0-9]*\): .*|refused at line \1|p" "$t.err" | head -n 1
+			return 0
+		fi
+		[ "$rc" -eq 0 ] || return "$rc"
+	done
+	{ cat "$t.stats"; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
+}
+
+# Both reports of the trace's first N lines, in $t.up_N and $t.ours_N.
+prefix_differs() {
+	local n=$1 capacity=$2 conf=$3 t=$4
+	head -n "$n" "$t" >"$t.head"
+	run_upstream "$capacity" "$conf" "$t.head" >"$t.up_n" || true
+	run_ours "$capacity" "$conf" "$t.head" >"$t.ours_n" 2>/dev/null || true
+	! cmp -s "$t.up_n" "$t.ours_n"
+}
+
+# The first difference in full: the trace, the line after which the
+# reports first differ (bisected over the trace's prefixes), the first
+# key that differs there and both values.
+first_difference() {
+	local name=$1 capacity=$2 conf=$3 t=$traces/$1 lo=0 hi mid
+	hi=$(wc -l <"$t")
+	while [ $((hi - lo)) -gt 1 ]; do
+		mid=$(((lo + hi) / 2))
+		if prefix_differs "$mid" "$capacity" "$conf" "$t"; then hi=$mid; else lo=$mid; fi
+	done
+	prefix_differs "$hi" "$capacity" "$conf" "$t" || true
+	echo "FAIL: $name (capacity $capacity, alloc_conf '${conf}'): the reports differ"
+	echo "  trace: $t, from line $hi: $(sed -n "${hi}p" "$t")"
+	diff "$t.up_n" "$t.ours_n" | awk '
+		/^</ { u[++nu] = substr($0, 3) } /^>/ { o[++no] = substr($0, 3) }
+		END { k = u[1]; sub(/ .*/, "", k); j = o[1]; sub(/ .*/, "", j)
+		      if (k == j && nu) print "  key:      " k
+		      print "  upstream: " (nu ? u[1] : "(nothing)")
+		      print "  ours:     " (no ? o[1] : "(nothing)") }' || true
+	if grep -q "^refused" "$t.up_n"; then
+		echo "  upstream: $(tail -n 1 "$t.head.err")"
+	fi
+}
+
+declare -A passed failed
 while read -r name capacity conf; do
 	[ "$conf" = - ] && conf=
-	t=$traces/$name
-	if ! FAKECUDA_CAPACITY=$capacity PYTORCH_CUDA_ALLOC_CONF=$conf "$upstream" "$t" \
-		>"$t.upstream" 2>"$t.err"; then
-		echo "FAIL: $name: PyTorch's allocator stopped: $(tail -n 1 "$t.err")"
-		failed=$((failed + 1))
-		continue
-	fi
-	if ! "$replay" --flavor cuda --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
-		--format stats "$t" >"$t.ours" 2>"$t.err"; then
+	t=$traces/$name part=${name:0:1}
+	: "${passed[$part]:=0}" "${failed[$part]:=0}"
+	run_upstream "$capacity" "$conf" "$t" >"$t.upstream" || true
+	if ! run_ours "$capacity" "$conf" "$t" >"$t.ours"; then
 		echo "FAIL: $name: npumem-replay stopped: $(tail -n 1 "$t.err")"
-		failed=$((failed + 1))
+		failed[$part]=$((failed[$part] + 1))
 		continue
 	fi
-	if diff -u "$t.upstream" "$t.ours" >"$t.diff"; then
-		passed=$((passed + 1))
+	if cmp -s "$t.upstream" "$t.ours"; then
+		passed[$part]=$((passed[$part] + 1))
 	else
-		echo "FAIL: $name (capacity $capacity, alloc_conf '${conf}'): memory_stats differ"
-		grep '^[-+][a-z]' "$t.diff" | head -n 12 | sed 's/^/  /'
-		failed=$((failed + 1))
+		[ "${failed[$part]}" -gt 0 ] || first_difference "$name" "$capacity" "$conf"
+		failed[$part]=$((failed[$part] + 1))
 	fi
 done <"$traces/cases"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+
+status=0
+for part in d p; do
+	[ -n "${passed[$part]:-}" ] || continue
+	case $part in
+	d) what="device allocator" ;;
+	p) what="private pools" ;;
+	esac
+	echo "$what: ${passed[$part]} passed, ${failed[$part]} failed"
+	[ "${failed[$part]}" -eq 0 ] || status=1
+done
+exit $status

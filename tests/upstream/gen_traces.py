@@ -1,15 +1,29 @@
 #!/usr/bin/env python3
-"""gen_traces.py OUTDIR COUNT [SEED] - random multi-stream traces for the
+"""gen_traces.py OUTDIR DEVICE POOLS [SEED] - random traces for the
 differential test, and OUTDIR/cases: one line per trace, "NAME CAPACITY
-ALLOC_CONF" (ALLOC_CONF "-" for none).
+ALLOC_CONF" (ALLOC_CONF "-" for none). DEVICE traces are named dNNNN,
+POOLS traces pNNNN.
 
-Each trace mixes allocations of every size class on streams 0 to 4,
+A device trace mixes allocations of every size class on streams 0 to 4,
 runs of one size allocated and freed in turn,
 record_stream (to its own stream too), frees, syncs of one stream or all,
 complete lines, empty_cache, stat resets and memory fractions below 1.0,
 on a device small enough that allocations fail and retry. Fraction 1.0 is
 left out: PyTorch 2.6 turns the limit on at 1.0, the cuda flavor follows
-newer PyTorch, which turns it off (README)."""
+newer PyTorch, which turns it off (README).
+
+A pools trace adds private pools to that mix: captures on streams 1 to 4
+into a pool of their own, a shared graph_pool_handle (pool=P), another
+graph's pool (pool=graph:G) or a MemPool's (pool=M), graph resets and
+recaptures, MemPools routing one stream, released when nothing else
+uses them, and empty_cache after and, now and then, during a capture
+(upstream refuses it, and so must the replay: the trace ends there).
+What 2.6.0 cannot do is left out: MemPool's use_on_oom and no_split
+(absent in 2.6.0), destroying a MemPool a graph still shares (2.6.0
+asserts use_count 1), sharing a pool whose use count reached 0; and two
+scopes routing one stream at once, where 2.6.0 and the cuda flavor part
+by design (README).
+"""
 
 import os
 import random
@@ -34,58 +48,287 @@ def size(rng):
     return rng.randint(96 * MiB, 300 * MiB)      # above max_split_size
 
 
-def trace(rng, steps):
-    live, freed_with_uses, uses, lines, n = [], [], {}, [], 0
-    for _ in range(steps):
+class Device:
+    """Allocations, frees, stream uses, syncs and cache lines."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.live, self.freed_with_uses, self.uses = [], [], {}
+        self.lines, self.n = [], 0
+        self.capturing = set()      # capturing streams: no sync of them, no complete
+        self.route = lambda stream: None  # the pool a stream allocates into
+        self.pool_of = {}           # ID -> the pool it was allocated in, or None
+
+    def loop(self):
+        # About one size allocated and freed over and over, as a loop's
+        # temporaries are: the free merges back what the malloc split.
+        # The requests differ a little, mostly within one rounded size.
+        rng = self.rng
+        sz, stream = size(rng), rng.randint(0, 4)
+        for _ in range(rng.randint(2, 6)):
+            req = sz - rng.randint(0, min(sz, 300))
+            self.lines.append(f"alloc t{self.n} {req} stream={stream}")
+            self.lines.append(f"free t{self.n}")
+            self.n += 1
+
+    def sync(self):
+        choices = [s for s in range(5) if s not in self.capturing]
+        if self.capturing:
+            self.lines.append(f"sync {self.rng.choice(choices)}")
+        else:
+            self.lines.append(self.rng.choice(["sync"] + [f"sync {s}" for s in choices]))
+
+    def step(self, cache_ok=True):
+        rng, lines = self.rng, self.lines
         r = rng.random()
         if r < 0.04:
-            # About one size allocated and freed over and over, as a loop's
-            # temporaries are: the free merges back what the malloc split.
-            # The requests differ a little, mostly within one rounded size.
-            sz, stream = size(rng), rng.randint(0, 4)
-            for _ in range(rng.randint(2, 6)):
-                req = sz - rng.randint(0, min(sz, 300))
-                lines.append(f"alloc t{n} {req} stream={stream}")
-                lines.append(f"free t{n}")
-                n += 1
-        elif r < 0.40 or not live:
-            lines.append(f"alloc t{n} {size(rng)} stream={rng.randint(0, 4)}")
-            live.append(n)
-            n += 1
+            self.loop()
+        elif r < 0.40 or not self.live:
+            stream = rng.randint(0, 4)
+            lines.append(f"alloc t{self.n} {size(rng)} stream={stream}")
+            self.pool_of[self.n] = self.route(stream)
+            self.live.append(self.n)
+            self.n += 1
         elif r < 0.55:
-            t = rng.choice(live)
-            uses[t] = True
+            t = rng.choice(self.live)
+            self.uses[t] = True
             lines.append(f"record_stream t{t} {rng.randint(0, 4)}")
         elif r < 0.85:
-            t = live.pop(rng.randrange(len(live)))
+            t = self.live.pop(rng.randrange(len(self.live)))
             lines.append(f"free t{t}")
-            if uses.pop(t, False):
-                freed_with_uses.append(t)
-        elif r < 0.90 and freed_with_uses:
-            t = freed_with_uses.pop(rng.randrange(len(freed_with_uses)))
+            if self.uses.pop(t, False):
+                self.freed_with_uses.append(t)
+        elif r < 0.90 and self.freed_with_uses and not self.capturing:
+            # Synchronizing an event is refused during a capture.
+            t = self.freed_with_uses.pop(rng.randrange(len(self.freed_with_uses)))
             lines.append(f"complete t{t}")
         elif r < 0.96:
-            lines.append(rng.choice(["sync", "sync 0", "sync 1", "sync 2",
-                                     "sync 3", "sync 4"]))
+            self.sync()
         else:
-            lines.append(rng.choice(["empty_cache", "empty_cache", "reset_peak",
-                                     "reset_accumulated",
-                                     f"fraction {rng.choice([0.5, 0.7, 0.9, 0.95])}"]))
-    return lines
+            extra = ["empty_cache", "empty_cache"] if cache_ok else []
+            lines.append(rng.choice(extra + ["reset_peak", "reset_accumulated",
+                                             f"fraction {rng.choice([0.5, 0.7, 0.9, 0.95])}"]))
+
+
+class Pools:
+    """Graph captures and MemPools over a Device's lines. Use counts are
+    tracked per pool so that a pool is shared only while it lives."""
+
+    def __init__(self, dev, expandable):
+        self.dev, self.rng = dev, dev.rng
+        self.expandable = expandable
+        dev.route = self.route
+        self.captures = {}      # stream -> (graph name or None, pool key)
+        self.graphs = {}        # name -> pool key of its finished capture, or None
+        self.handles = {}       # handle name -> pool key
+        self.mempools = {}      # live MemPool name -> pool key
+        self.routing = {}       # MemPool name -> stream, inside mempool_begin
+        self.use = {}           # pool key -> use count
+        self.recording = set()  # pool keys a capture or a MemPool routes to
+        self.n = 0
+
+    def fresh(self, prefix):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def routed(self):
+        # One scope a stream: where two route it, 2.6.0 takes the oldest and
+        # the cuda flavor, as newer PyTorch, the newest (README).
+        return set(self.captures) | set(self.routing.values())
+
+    def route(self, stream):
+        if stream in self.captures:
+            return self.captures[stream][1]
+        for m, s in self.routing.items():
+            if s == stream:
+                return m
+        return None
+
+    def may_drop(self, key):
+        """Whether the pool's last use may go. With expandable segments
+        2.6.0 deletes a released pool once as many ranges were unmapped as
+        blocks were allocated, which can leave its live blocks, and blocks
+        waiting for events, with a deleted pool (README): keep to pools
+        that hold neither."""
+        if not self.expandable or self.use.get(key, 0) > 1:
+            return True
+        held = self.dev.live + self.dev.freed_with_uses
+        return all(self.dev.pool_of.get(t) != key for t in held)
+
+    def busy(self):
+        return bool(self.captures or self.routing)
+
+    def shareable(self, key):
+        return self.use.get(key, 1) > 0 and key not in self.recording
+
+    def capture_pool(self):
+        """The pool= field and the pool's key, or ("", new key)."""
+        rng, r = self.rng, self.rng.random()
+        if r < 0.3:
+            names = [h for h, k in self.handles.items() if self.shareable(k)]
+            name = rng.choice(names) if names and rng.random() < 0.6 else self.fresh("h")
+            key = self.handles.setdefault(name, name)
+            return f" pool={rng.choice(['', 'handle:'])}{name}", key
+        if r < 0.45:
+            names = [g for g, k in self.graphs.items() if k and self.shareable(k)]
+            if names:
+                g = rng.choice(names)
+                return f" pool=graph:{g}", self.graphs[g]
+        if r < 0.6:
+            names = [m for m, k in self.mempools.items() if self.shareable(k)]
+            if names:
+                m = rng.choice(names)
+                return f" pool={m}", self.mempools[m]
+        return "", self.fresh("anon")
+
+    def capture_begin(self):
+        free = [s for s in range(1, 5) if s not in self.routed()]
+        if not free:
+            return
+        s = self.rng.choice(free)
+        pool, key = self.capture_pool()
+        held = {g for g, _ in self.captures.values()}
+        named = [g for g, k in self.graphs.items() if k is None and g not in held]
+        graph = None
+        if self.rng.random() < 0.6:
+            graph = self.rng.choice(named) if named and self.rng.random() < 0.5 else self.fresh("g")
+            self.graphs[graph] = None
+        # A MemPool's pool a capture shares counts against its destructor.
+        self.use[key] = self.use.get(key, 0) + 1
+        self.recording.add(key)
+        self.captures[s] = (graph, key)
+        self.dev.capturing.add(s)
+        self.dev.lines.append(f"capture_begin {s}{pool}" + (f" graph={graph}" if graph else ""))
+
+    def capture_end(self):
+        s = self.rng.choice(list(self.captures))
+        graph, key = self.captures.pop(s)
+        self.recording.discard(key)
+        self.dev.capturing.discard(s)
+        if graph:
+            self.graphs[graph] = key
+        self.dev.lines.append(f"capture_end {s}")
+
+    def graph_reset(self):
+        done = [g for g, k in self.graphs.items() if k and self.may_drop(k)]
+        if done:
+            g = self.rng.choice(done)
+            self.use[self.graphs[g]] -= 1
+            self.graphs[g] = None
+            self.dev.lines.append(f"graph_reset {g}")
+
+    def mempool_create(self):
+        m = self.fresh("m")
+        self.mempools[m] = m
+        self.use[m] = 1
+        self.dev.lines.append(f"mempool_create {m}")
+
+    def mempool_begin(self):
+        idle = [m for m, k in self.mempools.items() if m not in self.routing and
+                k not in self.recording]
+        streams = [s for s in range(5) if s not in self.routed()]
+        if idle and streams:
+            m, s = self.rng.choice(idle), self.rng.choice(streams)
+            self.routing[m] = s
+            self.recording.add(m)
+            self.use[m] += 1
+            self.dev.lines.append(f"mempool_begin {m} stream={s}")
+
+    def mempool_end(self, m):
+        del self.routing[m]
+        self.recording.discard(m)
+        self.use[m] -= 1
+        self.dev.lines.append(f"mempool_end {m}")
+
+    def mempool_release(self):
+        # 2.6.0's destructor asserts use_count 1 and synchronizes the pool's
+        # events, which asserts that no capture is under way.
+        ok = [m for m, k in self.mempools.items() if self.use[k] == 1 and self.may_drop(k)]
+        if ok and not self.busy():
+            m = self.rng.choice(ok)
+            del self.mempools[m]
+            self.use[m] = 0
+            self.dev.lines.append(f"mempool_release {m}")
+
+    def step(self):
+        r = self.rng.random()
+        if r < 0.25:
+            self.capture_begin()
+        elif r < 0.45 and self.captures:
+            self.capture_end()
+        elif r < 0.55:
+            self.graph_reset()
+        elif r < 0.65:
+            self.mempool_create()
+        elif r < 0.77:
+            self.mempool_begin()
+        elif r < 0.89 and self.routing:
+            self.mempool_end(self.rng.choice(list(self.routing)))
+        elif r < 0.97:
+            self.mempool_release()
+        elif not self.busy() or self.rng.random() < 0.1:
+            # During a capture both refuse it, which ends the trace: rarely.
+            self.dev.lines.append("empty_cache")
+
+    def wind_down(self):
+        """Every capture ended, MemPool left, graph reset, then empty_cache:
+        what the pools give back once nothing uses them."""
+        while self.captures:
+            self.capture_end()
+        for m in list(self.routing):
+            self.mempool_end(m)
+        for g in [g for g, k in self.graphs.items() if k]:
+            if self.may_drop(self.graphs[g]):
+                self.use[self.graphs[g]] -= 1
+                self.graphs[g] = None
+                self.dev.lines.append(f"graph_reset {g}")
+        for m in [m for m, k in self.mempools.items() if self.use[k] == 1]:
+            if self.may_drop(m):
+                self.mempool_release_named(m)
+        self.dev.lines.append("empty_cache")
+
+    def mempool_release_named(self, m):
+        del self.mempools[m]
+        self.use[m] = 0
+        self.dev.lines.append(f"mempool_release {m}")
+
+
+def device_trace(rng, steps, conf):
+    dev = Device(rng)
+    for _ in range(steps):
+        dev.step()
+    return dev.lines
+
+
+def pools_trace(rng, steps, conf):
+    dev = Device(rng)
+    pools = Pools(dev, "expandable" in conf)
+    for _ in range(steps):
+        if rng.random() < 0.12:
+            pools.step()
+            if pools.busy() and dev.lines[-1] == "empty_cache":
+                return dev.lines        # refused by both; nothing runs after it
+        else:
+            dev.step(cache_ok=not pools.busy())
+    if rng.random() < 0.5:
+        pools.wind_down()
+    return dev.lines
 
 
 def main(argv):
-    out, count = argv[1], int(argv[2])
-    rng = random.Random(int(argv[3]) if len(argv) > 3 else 12)
+    out, ndevice, npools = argv[1], int(argv[2]), int(argv[3])
+    rng = random.Random(int(argv[4]) if len(argv) > 4 else 12)
     os.makedirs(out, exist_ok=True)
     cases = []
-    for i in range(count):
-        name = f"t{i:03d}.trace"
-        capacity = rng.choice([1, 2, 3, 4]) << 30
-        conf = CONFS[i % len(CONFS)]
-        with open(os.path.join(out, name), "w") as f:
-            f.write("\n".join(trace(rng, rng.randint(300, 900))) + "\n")
-        cases.append(f"{name} {capacity} {conf}")
+    kinds = [("d", ndevice, device_trace, (300, 900)), ("p", npools, pools_trace, (200, 600))]
+    for prefix, count, make, steps in kinds:
+        for i in range(count):
+            name = f"{prefix}{i:04d}.trace"
+            capacity = rng.choice([1, 2, 3, 4]) << 30
+            conf = CONFS[i % len(CONFS)]
+            with open(os.path.join(out, name), "w") as f:
+                f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
+            cases.append(f"{name} {capacity} {conf}")
     with open(os.path.join(out, "cases"), "w") as f:
         f.write("\n".join(cases) + "\n")
 

@@ -11,7 +11,24 @@
 // S-th getStreamFromPool() of this fresh process; a free launches open
 // work on each stream its ID was record_stream'ed to, so its events wait
 // for the next sync (or a complete line); an OOM leaves the ID
-// unallocated. Device 0 only; graph and mempool lines are refused.
+// unallocated. Device 0 only.
+//
+// Graph and mempool lines make the calls CUDAGraph and MemPool make
+// (aten/src/ATen/cuda/CUDAGraph.cpp, c10/cuda/CUDACachingAllocator.cpp):
+// capture_begin is beginAllocateToPool with a filter that takes the
+// capturing stream, capture_end endAllocateToPool, graph_reset
+// releasePool; a pool=P handle is MemPool::graph_pool_handle(), a capture
+// without one graph_pool_handle(false); mempool_create is MemPool(),
+// mempool_begin/_end what _cuda_beginAllocateCurrentStreamToPool and
+// use_mem_pool's exit call (endAllocateToPool, releasePool), and
+// mempool_release the MemPool's destructor. 2.6.0's MemPool has neither
+// use_on_oom nor no_split: such a line is refused. A call upstream
+// refuses (an exception other than OutOfMemoryError) ends the replay with
+// "refused at line N" on stdout and status 1, as npumem-replay stops.
+//
+// After the stats, "graph_pools.*" keys as npumem-replay prints them, and
+// one "segment ..." line for each segment of snapshot(): its pool,
+// stream, kind, sizes and blocks (the differential compares sorted lines).
 #include <c10/core/Allocator.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -26,9 +43,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 // Defined in CUDAFunctions.cpp for libtorch_cuda's CUDAHooks; no header.
@@ -39,6 +58,7 @@ void setHasPrimaryContext(bool (*func)(c10::DeviceIndex));
 namespace {
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
+using c10::cuda::MempoolId_t;
 
 struct Live {
   c10::DataPtr ptr;
@@ -47,17 +67,58 @@ struct Live {
   std::vector<cudaEvent_t> done;    // recorded at its free, for complete
 };
 
+// A CUDAGraph as the allocator sees it: its pool and whether a capture
+// ended (has_graph_), which reset() asks before releasing the pool.
+struct Graph {
+  MempoolId_t pool{0, 0};
+  bool captured = false;
+};
+
+struct Capture {
+  std::string graph;  // "" for an unnamed graph, which lives to the end
+  Graph unnamed;
+};
+
+// A trace's pool name: a handle taken at its first pool= line, or a
+// MemPool (mempool_create), whose id later pool= lines share.
+struct Pool {
+  MempoolId_t id{0, 0};
+  std::unique_ptr<c10::cuda::MemPool> mempool;
+};
+
+struct Refused {
+  std::string what;
+};
+
 struct Replay {
   std::vector<c10::cuda::CUDAStream> pool;  // pool[S - 1] is trace stream S
+  std::map<long, long> named;               // trace stream -> order first named
   std::unordered_map<std::string, Live> ids;
+  std::map<std::string, Graph> graphs;
+  std::map<long, Capture> captures;         // by capturing trace stream
+  std::vector<Graph> ended;                 // unnamed graphs, kept to the end
+  std::map<std::string, Pool> pools;
+  std::vector<MempoolId_t> known;           // every pool id taken, in order
   long line = 0;
 
   c10::cuda::CUDAStream stream(long s) {
     if (s == 0)
       return c10::cuda::getDefaultCUDAStream(0);
+    named.emplace(s, static_cast<long>(named.size()) + 1);
     while (static_cast<long>(pool.size()) < s)
       pool.push_back(c10::cuda::getStreamFromPool(false, 0));
     return pool[s - 1];
+  }
+
+  // The number npumem-replay's snapshot gives the stream: the simulated
+  // runtime's stream id, streams numbered as the trace first names them.
+  long stream_number(cudaStream_t cs) {
+    if (cs == c10::cuda::getDefaultCUDAStream(0).stream())
+      return 0;
+    for (size_t i = 0; i < pool.size(); i++)
+      if (pool[i].stream() == cs)
+        return named.at(static_cast<long>(i) + 1);
+    return -1;
   }
 
   [[noreturn]] void bad(const std::string& why) {
@@ -86,6 +147,9 @@ struct Replay {
         cudaEventDestroy(e);
       l.done.clear();
       for (long s : l.uses) {
+        // Work on a capturing stream would be captured, not run.
+        if (captures.count(s))
+          continue;
         cudaStream_t cs = stream(s).stream();
         fakecuda_launch_open(cs);
         cudaEvent_t e;
@@ -120,8 +184,83 @@ struct Replay {
   void sync(const std::string& s) {
     if (s.empty())
       cudaDeviceSynchronize();
-    else
+    else if (std::stol(s) == 0 || named.count(std::stol(s)))
       cudaStreamSynchronize(stream(std::stol(s)).stream());
+    // else: a stream nothing has used yet, which the replay does not make.
+  }
+
+  MempoolId_t take(MempoolId_t id) {
+    known.push_back(id);
+    return id;
+  }
+
+  // pool=P, pool=handle:P or pool=graph:G, as the capture's pool argument.
+  MempoolId_t capture_pool(const std::string& spec) {
+    if (spec.compare(0, 6, "graph:") == 0) {
+      auto g = graphs.find(spec.substr(6));
+      if (g == graphs.end() || !g->second.captured)
+        throw Refused{"Called CUDAGraph::pool() without a preceding successful capture."};
+      return g->second.pool;
+    }
+    std::string name = spec.compare(0, 7, "handle:") == 0 ? spec.substr(7) : spec;
+    Pool& p = pools[name];
+    if (p.id == MempoolId_t{0, 0})
+      p.id = take(c10::cuda::MemPool::graph_pool_handle());
+    return p.id;
+  }
+
+  // CUDAGraph::capture_begin's allocator calls; the filter stands for
+  // "this stream captures into this graph", which only the capturing
+  // stream does here.
+  void capture_begin(long s, const std::string& pool, const std::string& graph) {
+    if (s == 0)
+      throw Refused{"CUDA graphs must be captured on a non-default stream."};
+    MempoolId_t id = pool.empty() ? take(c10::cuda::MemPool::graph_pool_handle(false))
+                                  : capture_pool(pool);
+    cudaStream_t cs = stream(s).stream();
+    alloc::beginAllocateToPool(0, id, [cs](cudaStream_t target) { return target == cs; });
+    Capture& c = captures[s];
+    c = Capture{graph, Graph{id, false}};
+  }
+
+  void capture_end(long s) {
+    Capture c = captures.at(s);
+    captures.erase(s);
+    alloc::endAllocateToPool(0, c.unnamed.pool);
+    c.unnamed.captured = true;
+    if (c.graph.empty())
+      ended.push_back(c.unnamed);
+    else
+      graphs[c.graph] = c.unnamed;
+  }
+
+  // CUDAGraph::reset: the pool goes back only after a finished capture.
+  void graph_reset(const std::string& name) {
+    Graph& g = graphs.at(name);
+    if (g.captured)
+      alloc::releasePool(0, g.pool);
+    g = Graph{};
+  }
+
+  void mempool_create(const std::string& name) {
+    Pool& p = pools[name];
+    p.mempool = std::make_unique<c10::cuda::MemPool>();
+    p.id = take(p.mempool->id());
+  }
+
+  void mempool_begin(const std::string& name, long s) {
+    cudaStream_t cs = stream(s).stream();
+    alloc::beginAllocateToPool(0, pools.at(name).id,
+                               [cs](cudaStream_t target) { return target == cs; });
+  }
+
+  void mempool_end(const std::string& name) {
+    alloc::endAllocateToPool(0, pools.at(name).id);
+    alloc::releasePool(0, pools.at(name).id);
+  }
+
+  void mempool_release(const std::string& name) {
+    pools.at(name).mempool.reset();
   }
 };
 
@@ -130,6 +269,39 @@ long option(const std::string& field, const char* key) {
   if (field.compare(0, k.size(), k) != 0)
     return -1;
   return std::stol(field.substr(k.size()));
+}
+
+std::string text_option(const std::vector<std::string>& f, size_t from, const char* key) {
+  std::string k = std::string(key) + "=";
+  for (size_t i = from; i < f.size(); i++)
+    if (f[i].compare(0, k.size(), k) == 0)
+      return f[i].substr(k.size());
+  return "";
+}
+
+void run_pool_line(Replay& r, const std::vector<std::string>& f) {
+  const std::string& cmd = f[0];
+  if (cmd == "capture_begin") {
+    r.capture_begin(std::stol(f.at(1)), text_option(f, 2, "pool"), text_option(f, 2, "graph"));
+  } else if (cmd == "capture_end") {
+    r.capture_end(std::stol(f.at(1)));
+  } else if (cmd == "graph_replay") {
+    // cudaGraphLaunch: nothing the allocator sees.
+  } else if (cmd == "graph_reset") {
+    r.graph_reset(f.at(1));
+  } else if (cmd == "mempool_create") {
+    if (f.size() > 2)
+      r.bad("PyTorch 2.6.0's MemPool has no " + f[2]);
+    r.mempool_create(f.at(1));
+  } else if (cmd == "mempool_begin") {
+    r.mempool_begin(f.at(1), option(f.at(2), "stream"));
+  } else if (cmd == "mempool_end") {
+    r.mempool_end(f.at(1));
+  } else if (cmd == "mempool_release") {
+    r.mempool_release(f.at(1));
+  } else {
+    r.bad("unsupported line: " + cmd);
+  }
 }
 
 void run_line(Replay& r, const std::string& text) {
@@ -166,7 +338,7 @@ void run_line(Replay& r, const std::string& text) {
   } else if (cmd == "fraction") {
     alloc::setMemoryFraction(std::stod(f.at(1)), 0);
   } else {
-    r.bad("unsupported line: " + text);
+    run_pool_line(r, f);
   }
 }
 
@@ -206,6 +378,60 @@ void print_stats() {
     std::cout << k << " " << v << "\n";
 }
 
+std::string pool_name(MempoolId_t id) {
+  return std::to_string(id.first) + "_" + std::to_string(id.second);
+}
+
+// Module.cpp's block states.
+const char* state(const alloc::BlockInfo& b) {
+  return b.allocated ? "active_allocated" : b.active ? "active_pending_free" : "inactive";
+}
+
+// Every private pool still in graph_pools (getPoolUseCount asserts the
+// others away), as npumem-replay's graph_pools keys, from the segments
+// snapshot(id) gives for it; then every segment of the device.
+void print_pools(Replay& r, const std::vector<alloc::SegmentInfo>& segs) {
+  if (r.known.empty())
+    return;
+  uint64_t total = 0;
+  for (MempoolId_t id : r.known) {
+    int use_count;
+    try {
+      use_count = alloc::getPoolUseCount(0, id);
+    } catch (const c10::Error&) {
+      continue;
+    }
+    uint64_t allocated = 0, reserved = 0, n = 0;
+    for (const auto& s : segs) {
+      if (s.owner_private_pool_id != id)
+        continue;
+      n++;
+      reserved += s.total_size;
+      allocated += s.allocated_size;
+    }
+    std::string p = "graph_pools." + pool_name(id);
+    std::cout << p << ".allocated_bytes " << allocated << "\n"
+              << p << ".reserved_bytes " << reserved << "\n"
+              << p << ".segments " << n << "\n"
+              << p << ".use_count " << use_count << "\n";
+    total += reserved;
+  }
+  std::cout << "graph_pools.reserved_bytes " << total << "\n";
+}
+
+void print_segments(Replay& r, const std::vector<alloc::SegmentInfo>& segs) {
+  for (const auto& s : segs) {
+    std::cout << "segment pool=" << pool_name(s.owner_private_pool_id)
+              << " stream=" << r.stream_number(s.stream) << " " << (s.is_large ? "large" : "small")
+              << (s.is_expandable ? " expandable" : "") << " total=" << s.total_size
+              << " allocated=" << s.allocated_size << " active=" << s.active_size
+              << " requested=" << s.requested_size << " blocks=";
+    for (size_t i = 0; i < s.blocks.size(); i++)
+      std::cout << (i ? "," : "") << s.blocks[i].size << ":" << state(s.blocks[i]);
+    std::cout << "\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -225,10 +451,24 @@ int main(int argc, char** argv) {
   Replay r;
   for (std::string text; std::getline(trace, text);) {
     r.line++;
-    run_line(r, text);
+    try {
+      run_line(r, text);
+    } catch (const Refused& e) {
+      std::cout << "refused at line " << r.line << "\n";
+      std::cerr << "upstream_replay: line " << r.line << ": " << e.what << "\n";
+      std::_Exit(1);
+    } catch (const c10::Error& e) {
+      std::cout << "refused at line " << r.line << "\n";
+      std::cerr << "upstream_replay: line " << r.line << ": " << e.what_without_backtrace()
+                << "\n";
+      std::_Exit(1);
+    }
   }
   print_stats();
+  const auto segs = alloc::snapshot().segments;
+  print_pools(r, segs);
+  print_segments(r, segs);
   std::cout.flush();
-  // Live blocks stay live, as the report of npumem-replay is taken.
+  // Live blocks, graphs and pools stay, as the report of npumem-replay is taken.
   std::_Exit(0);
 }
