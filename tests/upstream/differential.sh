@@ -4,13 +4,15 @@
 # fakecuda, then random multi-stream traces are replayed by it and by
 # `npumem-replay --flavor cuda`: every memory_stats key, every private
 # pool's keys and every segment of the snapshot, with its pool and blocks,
-# must be equal, or both must refuse the same line. Each part (device
-# allocator, private pools) prints "N passed, M failed" and its first
-# difference in full.
+# and for pins every host_memory_stats key but the timings, must be equal,
+# or both must refuse the same line. ATen's pinned host allocator is a
+# header of the same source (aten/src/ATen/core/CachingHostAllocator.h).
+# Each part (device allocator, private pools, pinned host allocator)
+# prints "N passed, M failed" and its first difference in full.
 #
-#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [DEVICE POOLS]
+#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [DEVICE POOLS HOST]
 #
-# DEVICE and POOLS are how many traces of each part (210 and 210).
+# DEVICE, POOLS and HOST are how many traces of each part (210 each).
 # WORK_DIR keeps the download and the build between runs. The source comes
 # through a private apt configuration under WORK_DIR (deb-src lines for
 # trixie made from the machine's own apt sources); the system's is never
@@ -22,6 +24,7 @@ replay=${2:?NPUMEM_REPLAY}
 src=$(cd "${3:?NPUMEMFS_SRC}" && pwd)
 device_count=${4:-210}
 pools_count=${5:-210}
+host_count=${6:-210}
 here=$(cd "$(dirname "$0")" && pwd)
 version=2.6.0+dfsg-7
 orig=pytorch_2.6.0+dfsg.orig.tar.xz
@@ -56,11 +59,13 @@ fetch() {
 	echo "$orig_sha256  $apt/dl/$orig" | sha256sum -c --quiet - \
 		|| { echo "FAIL: $orig does not have the expected sha256"; exit 1; }
 	mkdir -p "$work/src"
-	tar -xJf "$apt/dl/$orig" -C "$work/src" --wildcards '*/c10/*' '*/version.txt'
+	tar -xJf "$apt/dl/$orig" -C "$work/src" --wildcards '*/c10/*' '*/version.txt' \
+		'*/aten/src/ATen/core/CachingHostAllocator.h'
 	rm -rf "$apt/dl" "$apt/lists" "$apt/cache"
 }
 
-[ -f "$pysrc/c10/cuda/CUDACachingAllocator.cpp" ] || fetch
+[ -f "$pysrc/c10/cuda/CUDACachingAllocator.cpp" ] &&
+	[ -f "$pysrc/aten/src/ATen/core/CachingHostAllocator.h" ] || fetch
 cmake -S "$here/c10build" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
 	-DPYTORCH_SRC="$pysrc" -DNPUMEMFS_SRC="$src" >"$work/configure.log" 2>&1 \
 	|| { cat "$work/configure.log"; exit 1; }
@@ -71,7 +76,7 @@ echo "upstream: PyTorch $(cat "$pysrc/version.txt") c10/cuda/CUDACachingAllocato
 
 traces=$work/traces
 rm -rf "$traces"
-python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count"
+python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count"
 
 # Upstream's report: its stats, pool keys and segment lines, sorted; or
 # the line at which it refused a call.
@@ -92,7 +97,10 @@ run_ours() {
 		fi
 		[ "$rc" -eq 0 ] || return "$rc"
 	done
-	{ cat "$t.stats"; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
+	# Host timings are durations, never equal twice; the requested bytes
+	# are the replay's own count.
+	{ grep -Ev '^host_memory_stats\.host_(alloc|free)_time\.(avg|max|min|total) |^pinned_requested_bytes' \
+		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
 }
 
 # Both reports of the trace's first N lines, in $t.up_N and $t.ours_N.
@@ -148,11 +156,12 @@ while read -r name capacity conf; do
 done <"$traces/cases"
 
 status=0
-for part in d p; do
+for part in d p h; do
 	[ -n "${passed[$part]:-}" ] || continue
 	case $part in
 	d) what="device allocator" ;;
 	p) what="private pools" ;;
+	h) what="pinned host allocator" ;;
 	esac
 	echo "$what: ${passed[$part]} passed, ${failed[$part]} failed"
 	[ "${failed[$part]}" -eq 0 ] || status=1

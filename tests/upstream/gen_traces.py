@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""gen_traces.py OUTDIR DEVICE POOLS [SEED] - random traces for the
+"""gen_traces.py OUTDIR DEVICE POOLS HOST [SEED] - random traces for the
 differential test, and OUTDIR/cases: one line per trace, "NAME CAPACITY
 ALLOC_CONF" (ALLOC_CONF "-" for none). DEVICE traces are named dNNNN,
-POOLS traces pNNNN.
+POOLS traces pNNNN, HOST traces hNNNN.
 
 A device trace mixes allocations of every size class on streams 0 to 4,
 runs of one size allocated and freed in turn,
@@ -23,6 +23,9 @@ What 2.6.0 cannot do is left out: MemPool's use_on_oom and no_split
 asserts use_count 1), sharing a pool whose use count reached 0; and two
 scopes routing one stream at once, where 2.6.0 and the cuda flavor part
 by design (README).
+
+A host trace pins, copies on streams, unpins, syncs and empties the
+pinned host allocator's cache (host_trace).
 """
 
 import os
@@ -293,6 +296,33 @@ class Pools:
         self.dev.lines.append(f"mempool_release {m}")
 
 
+def pin_size(rng):
+    # Few power-of-two lists, so that blocks come back and are taken again.
+    top = rng.choice([12, 16, 20, 20, 22, 24, 26, 28])
+    return rng.randint((1 << (top - 1)) + 1, 1 << top)
+
+
+def host_trace(rng, steps, conf):
+    """Pins of a few sizes, copies on streams 1 to 4 (work until a sync),
+    unpins with and without copies pending, syncs and host_empty_cache."""
+    live, lines, n = [], [], 0
+    for _ in range(steps):
+        r = rng.random()
+        if r < 0.35 or not live:
+            lines.append(f"pin p{n} {pin_size(rng)} stream={rng.randint(0, 4)}")
+            live.append(n)
+            n += 1
+        elif r < 0.55:
+            lines.append(f"copy p{rng.choice(live)} {rng.randint(1, 4)}")
+        elif r < 0.85:
+            lines.append(f"unpin p{live.pop(rng.randrange(len(live)))}")
+        elif r < 0.96:
+            lines.append(rng.choice(["sync"] + [f"sync {s}" for s in range(5)]))
+        else:
+            lines.append("host_empty_cache")
+    return lines
+
+
 def device_trace(rng, steps, conf):
     dev = Device(rng)
     for _ in range(steps):
@@ -316,11 +346,12 @@ def pools_trace(rng, steps, conf):
 
 
 def main(argv):
-    out, ndevice, npools = argv[1], int(argv[2]), int(argv[3])
-    rng = random.Random(int(argv[4]) if len(argv) > 4 else 12)
+    out, ndevice, npools, nhost = argv[1], int(argv[2]), int(argv[3]), int(argv[4])
+    rng = random.Random(int(argv[5]) if len(argv) > 5 else 12)
     os.makedirs(out, exist_ok=True)
     cases = []
-    kinds = [("d", ndevice, device_trace, (300, 900)), ("p", npools, pools_trace, (200, 600))]
+    kinds = [("d", ndevice, device_trace, (300, 900)), ("p", npools, pools_trace, (200, 600)),
+             ("h", nhost, host_trace, (100, 400))]
     for prefix, count, make, steps in kinds:
         for i in range(count):
             name = f"{prefix}{i:04d}.trace"

@@ -26,6 +26,11 @@
 // refuses (an exception other than OutOfMemoryError) ends the replay with
 // "refused at line N" on stdout and status 1, as npumem-replay stops.
 //
+// Pin lines go to ATen's pinned host allocator (upstream_host.h): pin is
+// allocate, unpin its deleter, copy what a non-blocking copy does (work on
+// the stream, record_event of the stream), host_empty_cache empty_cache;
+// host_memory_stats.* keys follow memory_stats for a trace with pins.
+//
 // After the stats, "graph_pools.*" keys as npumem-replay prints them, and
 // one "segment ..." line for each segment of snapshot(): its pool,
 // stream, kind, sizes and blocks (the differential compares sorted lines).
@@ -37,6 +42,8 @@
 
 #include <cuda_runtime_api.h>
 #include <fakecuda.h>
+
+#include "upstream_host.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +93,11 @@ struct Pool {
   std::unique_ptr<c10::cuda::MemPool> mempool;
 };
 
+struct Pin {
+  void* ptr = nullptr;
+  void* ctx = nullptr;
+};
+
 struct Refused {
   std::string what;
 };
@@ -99,6 +111,8 @@ struct Replay {
   std::vector<Graph> ended;                 // unnamed graphs, kept to the end
   std::map<std::string, Pool> pools;
   std::vector<MempoolId_t> known;           // every pool id taken, in order
+  std::unique_ptr<upstream::HostAllocator> host;  // made at the first pin
+  std::unordered_map<std::string, Pin> pins;
   long line = 0;
 
   c10::cuda::CUDAStream stream(long s) {
@@ -262,6 +276,26 @@ struct Replay {
   void mempool_release(const std::string& name) {
     pools.at(name).mempool.reset();
   }
+
+  void pin(const std::string& id, size_t size, long s) {
+    stream(s);
+    if (!host)
+      host = std::make_unique<upstream::HostAllocator>();
+    auto got = host->allocate(size);
+    pins[id] = Pin{got.first, got.second};
+  }
+
+  void unpin(const std::string& id) {
+    host->free(pins.at(id).ctx);
+    pins.erase(id);
+  }
+
+  void copy(const std::string& id, long s) {
+    c10::cuda::CUDAStream cs = stream(s);
+    fakecuda_launch_open(cs.stream());
+    const Pin& p = pins.at(id);
+    host->record_event(p.ptr, p.ctx, cs);
+  }
 };
 
 long option(const std::string& field, const char* key) {
@@ -277,6 +311,27 @@ std::string text_option(const std::vector<std::string>& f, size_t from, const ch
     if (f[i].compare(0, k.size(), k) == 0)
       return f[i].substr(k.size());
   return "";
+}
+
+long stream_option(const std::vector<std::string>& f, size_t from) {
+  std::string s = text_option(f, from, "stream");
+  return s.empty() ? 0 : std::stol(s);
+}
+
+void run_host_line(Replay& r, const std::vector<std::string>& f) {
+  const std::string& cmd = f[0];
+  if (cmd == "pin") {
+    r.pin(f.at(1), std::stoull(f.at(2)), stream_option(f, 3));
+  } else if (cmd == "unpin") {
+    r.unpin(f.at(1));
+  } else if (cmd == "copy") {
+    r.copy(f.at(1), std::stol(f.at(2)));
+  } else if (cmd == "host_empty_cache") {
+    if (r.host)
+      r.host->empty_cache();
+  } else {
+    r.bad("unsupported line: " + cmd);
+  }
 }
 
 void run_pool_line(Replay& r, const std::vector<std::string>& f) {
@@ -300,7 +355,7 @@ void run_pool_line(Replay& r, const std::vector<std::string>& f) {
   } else if (cmd == "mempool_release") {
     r.mempool_release(f.at(1));
   } else {
-    r.bad("unsupported line: " + cmd);
+    run_host_line(r, f);
   }
 }
 
@@ -468,6 +523,8 @@ int main(int argc, char** argv) {
   const auto segs = alloc::snapshot().segments;
   print_pools(r, segs);
   print_segments(r, segs);
+  if (r.host)
+    r.host->print_stats(std::cout);
   std::cout.flush();
   // Live blocks, graphs and pools stay, as the report of npumem-replay is taken.
   std::_Exit(0);
