@@ -80,9 +80,12 @@ rm -rf "$traces"
 python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count"
 
 # Upstream's report: its stats, pool keys and segment lines, sorted; or
-# the line at which it refused a call.
+# the line at which it refused a call (status 1).
 run_upstream() {
-	FAKECUDA_CAPACITY=$1 PYTORCH_CUDA_ALLOC_CONF=$2 "$upstream" "$3" 2>"$3.err" | LC_ALL=C sort
+	local rc=0
+	FAKECUDA_CAPACITY=$1 PYTORCH_CUDA_ALLOC_CONF=$2 "$upstream" "$3" >"$3.raw" 2>"$3.err" || rc=$?
+	LC_ALL=C sort "$3.raw"
+	return "$rc"
 }
 
 # Ours, the same: --format stats then the snapshot's segments; a replay
@@ -104,7 +107,7 @@ run_ours() {
 		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
 }
 
-# Both reports of the trace's first N lines, in $t.up_N and $t.ours_N.
+# Both reports of the trace's first N lines, in $t.up_n and $t.ours_n.
 prefix_differs() {
 	local n=$1 capacity=$2 conf=$3 t=$4
 	head -n "$n" "$t" >"$t.head"
@@ -140,12 +143,15 @@ first_difference() {
 	fi
 }
 
-# One trace on both sides: $t.result says pass, differ or why ours stopped.
+# One trace on both sides: $t.result says pass, differ or which side
+# stopped other than by a refusal, and why.
 check_case() {
-	local name=$1 capacity=$2 conf=$3 t=$traces/$1
+	local name=$1 capacity=$2 conf=$3 t=$traces/$1 rc=0
 	[ "$conf" = - ] && conf=
-	run_upstream "$capacity" "$conf" "$t" >"$t.upstream" || true
-	if ! run_ours "$capacity" "$conf" "$t" >"$t.ours"; then
+	run_upstream "$capacity" "$conf" "$t" >"$t.upstream" || rc=$?
+	if [ "$rc" -gt 1 ]; then
+		echo "upstream_replay stopped (status $rc): $(tail -n 1 "$t.err")" >"$t.result"
+	elif ! run_ours "$capacity" "$conf" "$t" >"$t.ours"; then
 		echo "npumem-replay stopped: $(tail -n 1 "$t.ours_err")" >"$t.result"
 	elif cmp -s "$t.upstream" "$t.ours"; then
 		echo pass >"$t.result"
