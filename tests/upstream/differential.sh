@@ -77,7 +77,10 @@ echo "upstream: PyTorch $(cat "$pysrc/version.txt") c10/cuda/CUDACachingAllocato
 
 traces=$work/traces
 rm -rf "$traces"
-python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count"
+# The same traces each run; another seed (NPUMEMFS_DIFF_SEED) makes others.
+seed=${NPUMEMFS_DIFF_SEED:-12}
+python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count" "$seed"
+echo "traces: $device_count device, $pools_count with private pools, $host_count pinned (seed $seed)"
 
 # Upstream's report: its stats, pool keys and segment lines, sorted; or
 # the line at which it refused a call (status 1).
