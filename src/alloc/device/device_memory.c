@@ -316,18 +316,42 @@ static bool pool_holds_blocks(const struct npa_pool *pool)
 	return !npa_pool_empty(pool) || !RB_EMPTY(&pool->unmapped);
 }
 
+/* Expandable segments with no page mapped: one whose first map failed
+ * (an OOM) holds nothing but its address range. */
+static void release_unmapped_segments(struct npa_device *dev, struct npa_pool *pool)
+{
+	struct npa_block *b, *next, *gone = NULL;
+
+	RB_FOREACH(b, npa_unmapped_tree, &pool->unmapped) {
+		if (b->prev == NULL && b->next == NULL) {
+			b->link = gone;
+			gone = b;
+		}
+	}
+	for (b = gone; b != NULL; b = next) {
+		next = b->link;
+		npa_release_expandable_segment(dev, b);
+	}
+}
+
 /*
  * A freeable pool's unused segments go; the pool itself goes once it has
- * no device malloc left. A pool whose count says none but that still
- * holds blocks (expandable pages mapped and unmapped in other runs), or
- * that a scope still routes to (released more often than taken), is
- * kept: they point at it.
+ * no device malloc left, as upstream erases it when its count reaches 0,
+ * with the expandable segments that never mapped a page (upstream leaves
+ * those pointing at the erased pool). A pool whose count says none but
+ * that still holds blocks (expandable pages mapped and unmapped in other
+ * runs), or that a scope still routes to (released more often than
+ * taken), is kept: they point at it.
  */
 static void release_private_pool(struct npa_device *dev, struct npa_private_pool *pp,
 				 bool keep_handles)
 {
 	release_blocks(dev, &pp->small, keep_handles);
 	release_blocks(dev, &pp->large, keep_handles);
+	if (pp->malloc_count == 0) {
+		release_unmapped_segments(dev, &pp->small);
+		release_unmapped_segments(dev, &pp->large);
+	}
 	if (!keep_handles)
 		drain_handles(dev, &pp->small, &pp->large);
 	if (pp->malloc_count != 0 || pool_holds_blocks(&pp->small) ||
