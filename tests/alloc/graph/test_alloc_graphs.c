@@ -412,6 +412,46 @@ static void a_block_freed_in_a_capture_is_pending_in_cuda_and_inactive_in_npu(vo
 	fx_stop(a);
 }
 
+/*
+ * PyTorch 2.6.0 keeps the streams a block was recorded on during a capture
+ * in a map keyed by the Block pointer (recordStream,
+ * CUDACachingAllocator.cpp:1578) and forgets an entry only when that block
+ * is freed during a capture (:3135). An entry left by a block freed after
+ * its capture outlives the block, and a later block given the same
+ * address loses those streams when it is freed in a capture: its memory
+ * comes back while the stream still uses it. A use recorded during an
+ * earlier capture belongs to its block alone here.
+ */
+static void a_use_recorded_in_an_earlier_capture_dies_with_its_block(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	struct npa_graph *g1 = new_graph(a), *g2 = new_graph(a);
+	aclrtStream s1 = new_stream(), s2 = new_stream();
+	void *x = fx_malloc(a, FLOATS_1000, NULL);
+
+	capture_begin(g1, s1, (struct npa_pool_id){ 0, 0 });
+	assert_int_equal(npa_record_stream(a, x, s2), 0);
+	capture_end(g1, s1);
+	fx_free(a, x);
+	void *y = fx_malloc(a, FLOATS_1000, NULL);
+
+	assert_ptr_equal(y, x);
+	assert_int_equal(npa_record_stream(a, y, s2), 0);
+	assert_int_equal(npusim_launch_open(s2), ACL_SUCCESS);
+	capture_begin(g2, s1, (struct npa_pool_id){ 0, 0 });
+	fx_free(a, y);
+	capture_end(g2, s1);
+	void *z = fx_malloc(a, FLOATS_1000, NULL);
+
+	assert_ptr_not_equal(z, y);
+	assert_int_equal(state_of(a, y), NPA_BLOCK_ACTIVE_PENDING_FREE);
+	assert_int_equal(aclrtSynchronizeDevice(), ACL_SUCCESS);
+	fx_free(a, z);
+	npa_graph_free(g1);
+	npa_graph_free(g2);
+	fx_stop(a);
+}
+
 /* An event query in a global-mode capture makes the capture fail. */
 static void fail_the_capture(struct npa *a, struct npa_graph *g, aclrtStream s)
 {
@@ -523,6 +563,7 @@ int main(void)
 		BOTH_FLAVORS(allocations_routed_from_a_thread_fill_the_graphs_pool),
 		BOTH_FLAVORS(a_capture_neither_queries_events_nor_loses_a_block_freed_in_it),
 		BOTH_FLAVORS(a_block_freed_in_a_capture_is_pending_in_cuda_and_inactive_in_npu),
+		BOTH_FLAVORS(a_use_recorded_in_an_earlier_capture_dies_with_its_block),
 		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
 		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
 		BOTH_FLAVORS(empty_cache_during_a_capture_is_refused_and_frees_nothing),
