@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "plugin_box.h"
 #include "plugin_host_impl.h"
 #include "plugin_loader.h"
 
@@ -51,14 +53,6 @@ int plugin_host_default_path(char *buf, size_t len)
 	if (slash)
 		*slash = '\0';
 	return snprintf(buf, len, "%s/npumem-plugin-host", exe) < (int)len ? 0 : -ENAMETOOLONG;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* h->lock held. How the host ended, once; it is dead or made so. */
@@ -122,11 +116,15 @@ static int died(struct plugin_host *h, bool overran, struct plugin_fault *f)
 	return -EFAULT;
 }
 
-static void lane_free(struct ph_lane *l)
+/* h->lock held. */
+static void lane_free(struct plugin_host *h, struct ph_lane *l)
 {
-	if (!l)
-		return;
-	close(l->fd);
+	for (struct ph_lane **pp = &h->all; *pp; pp = &(*pp)->next_all)
+		if (*pp == l) {
+			*pp = l->next_all;
+			break;
+		}
+	munmap(l->box, PW_BOX_SIZE);
 	free(l->msg);
 	free(l);
 }
@@ -148,26 +146,30 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
-/* h->lock held. A new lane, its other end given to the host. */
+/* h->lock held. A new lane: a box in a memfd both map, given to the host. */
 static struct ph_lane *lane_new(struct plugin_host *h)
 {
 	struct ph_lane *l = calloc(1, sizeof(*l));
-	int sv[2];
+	int fd = memfd_create("npumemfs-lane", MFD_CLOEXEC);
+	void *box = MAP_FAILED;
 
-	if (!l || !(l->msg = malloc(PW_MSG_MAX)) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+	if (fd >= 0 && ftruncate(fd, PW_BOX_SIZE) == 0)
+		box = mmap(NULL, PW_BOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!l || box == MAP_FAILED || !(l->msg = malloc(PW_MSG_MAX)) ||
+	    send_fd(h->ctl_fd, fd) != 0) {
+		if (box != MAP_FAILED)
+			munmap(box, PW_BOX_SIZE);
 		if (l)
 			free(l->msg);
 		free(l);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
-	l->fd = sv[0];
-	if (send_fd(h->ctl_fd, sv[1]) != 0) {
-		close(sv[1]);
-		lane_free(l);
-		return NULL;
-	}
-	close(sv[1]);
+	close(fd);
+	l->box = box;
+	l->next_all = h->all;
+	h->all = l;
 	return l;
 }
 
@@ -195,56 +197,56 @@ static void lane_give(struct plugin_host *h, struct ph_lane *l)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* l->msg into the box, and the host's turn. */
+static void post(struct ph_lane *l)
+{
+	memcpy(&l->box->msg, l->msg, sizeof(*l->msg) + l->msg->len);
+	l->seq++;
+	pw_box_post(l->box, l->seq);
+}
+
+/* The host's message out of the box, its length bounded by what fits. */
+static void take(struct ph_lane *l)
+{
+	memcpy(l->msg, &l->box->msg, sizeof(*l->msg));
+	if (l->msg->len > PW_MAX_DATA)
+		l->msg->len = PW_MAX_DATA;
+	memcpy(l->msg->data, l->box->msg.data, l->msg->len);
+}
+
 /* Wait for l's answer, serving the host's requests meanwhile: 1 when it
  * came, 0 when the host went quiet too long, -1 when it ended. */
 static int await(struct plugin_host *h, struct ph_lane *l)
 {
-	uint64_t deadline = now_ms() + h->timeout_ms;
-
 	for (;;) {
-		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
-				       { .fd = h->pidfd, .events = POLLIN } };
-		uint64_t t = now_ms();
-		int wait = t >= deadline ? 0 : (int)(deadline - t);
-		int n = poll(p, 2, wait);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			return 0;
-		if (!(p[0].revents & POLLIN))
-			return -1;
-		ssize_t got = recv(l->fd, l->msg, PW_MSG_MAX, 0);
-		if (got < (ssize_t)sizeof(*l->msg))
-			return -1;
+		int r = pw_box_wait(l->box, l->seq + 1, (int)h->timeout_ms);
+		if (r != 1)
+			return r;
+		l->seq++;
+		take(l);
 		if (l->msg->kind == PW_RETURN)
 			return 1;
 		if (l->msg->kind != PW_ACL && l->msg->kind != PW_FILTER)
 			return -1;
-		l->msg->len = (uint32_t)((size_t)got - sizeof(*l->msg)) < l->msg->len
-				      ? (uint32_t)((size_t)got - sizeof(*l->msg))
-				      : l->msg->len;
 		ph_serve(h, l->msg);
-		if (send(l->fd, l->msg, sizeof(*l->msg) + l->msg->len, MSG_NOSIGNAL) < 0)
-			return -1;
-		deadline = now_ms() + h->timeout_ms;
+		post(l);
 	}
 }
 
-/* Send what l->msg holds and wait for its PW_RETURN in l->msg; the
+/* Post what l->msg holds and wait for its PW_RETURN in l->msg; the
  * caller gives the lane back after reading it. A lane that failed is
- * in no known state: it is closed. */
+ * in no known state: it is dropped. */
 static int exchange(struct plugin_host *h, struct ph_lane *l, struct plugin_fault *f)
 {
-	int r = -1;
+	int r;
 
-	if (send(l->fd, l->msg, sizeof(*l->msg) + l->msg->len, MSG_NOSIGNAL) >= 0)
-		r = await(h, l);
+	post(l);
+	r = await(h, l);
 	if (r == 1)
 		return 0;
-	lane_free(l);
 	r = died(h, r == 0, f);
 	pthread_mutex_lock(&h->lock);
+	lane_free(h, l);
 	h->busy--;
 	pthread_mutex_unlock(&h->lock);
 	return r;
@@ -345,6 +347,8 @@ static void *watch(void *arg)
 	/* A call in flight sees the end itself and says in which function. */
 	bool told = h->ended || h->busy;
 	settle_end(h);
+	for (struct ph_lane *l = h->all; l; l = l->next_all)
+		pw_box_post(l->box, PW_SEQ_ENDED);
 	void (*fn)(void *) = h->on_death;
 	void *fn_arg = h->death_arg;
 	pthread_mutex_unlock(&h->lock);
@@ -402,12 +406,8 @@ out:
 
 static void host_free(struct plugin_host *h)
 {
-	struct ph_lane *l;
-
-	while ((l = h->idle)) {
-		h->idle = l->next;
-		lane_free(l);
-	}
+	while (h->all)
+		lane_free(h, h->all);
 	if (h->ctl_fd >= 0)
 		close(h->ctl_fd);
 	if (h->async_fd >= 0)
