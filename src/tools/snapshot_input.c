@@ -3,6 +3,7 @@
  * it comes out of the converter's pipe (snapshot_input.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,8 @@ static pid_t start_converter(const char *path, int *fd)
 	return pid;
 }
 
+/* Its exit status; 0 as well when it was stopped by the pipe the parser
+ * closed at a bad line: that line is the message, not the converter. */
 static int converter_status(pid_t pid)
 {
 	int ws;
@@ -73,7 +76,9 @@ static int converter_status(pid_t pid)
 	while (waitpid(pid, &ws, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	if (WIFSIGNALED(ws))
+		return WTERMSIG(ws) == SIGPIPE ? 0 : -1;
+	return WEXITSTATUS(ws);
 }
 
 int snapshot_input_load(const char *path, struct wl_trace **out, char *err, size_t errlen)

@@ -210,6 +210,12 @@ capacity_below_the_largest_request_is_refused_at_once)
 	run --min-capacity --device-capacity 32MiB split.trace
 	expect_refused 'split.trace:1: a request of 41943008 bytes is larger than the device capacity'
 	;;
+snapshot_that_is_no_snapshot_is_refused)
+	command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+	python3 -c 'import pickle; pickle.dump([1, 2], open("list.pickle", "wb"))'
+	run list.pickle
+	expect_refused 'list.pickle: snapshot2trace could not convert it (exit status 2)'
+	;;
 jobs_0_is_refused)
 	run --jobs 0 "$training"
 	expect_refused "bad --jobs '0'"
