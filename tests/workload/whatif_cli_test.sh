@@ -8,26 +8,8 @@ case_name=$1 whatif=$2 replay=$3 srcdir=$4 plugin_dir=$5
 passthrough="$plugin_dir/passthrough.so passthrough_alloc_silent passthrough_free_silent"
 training=$srcdir/contrib/traces/training.trace
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-
-fail() {
-	echo "FAIL ($case_name): $*" >&2
-	echo "--- stdout:" >&2; cat out >&2 2>/dev/null
-	echo "--- stderr:" >&2; cat err >&2 2>/dev/null
-	exit 1
-}
-
-# run ARGS...: the exit status in $status, output in out and err.
-run() {
-	status=0
-	"$whatif" "$@" >out 2>err || status=$?
-}
-
-expect_status() {
-	[ "$status" = "$1" ] || fail "exit status $status, expected $1"
-}
+program=$whatif
+. "$(dirname "$0")/cli_lib.sh"
 
 # field ROW NAME: a field of row ROW (0-based) of out's JSON.
 field() {
