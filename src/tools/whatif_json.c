@@ -62,6 +62,7 @@ static void add_min_capacity(json_t *o, const struct whatif_result *r)
 	json_object_set_new(o, "min_capacity_bytes", or_null(r->min.bytes));
 	json_object_set_new(o, "min_capacity_smaller_also_runs", or_null(r->min.smaller));
 	json_object_set_new(o, "min_capacity_replays", json_integer(r->min.probes));
+	json_object_set_new(o, "min_capacity_events", json_integer((json_int_t)r->min_events));
 }
 
 static json_t *row_json(const struct whatif_result *r)
@@ -138,6 +139,7 @@ static int fill(const json_t *o, struct whatif_result *out)
 	out->min.bytes = u64_of(o, "min_capacity_bytes");
 	out->min.smaller = u64_of(o, "min_capacity_smaller_also_runs");
 	out->min.probes = (unsigned)u64_of(o, "min_capacity_replays");
+	out->min_events = u64_of(o, "min_capacity_events");
 	return curve ? curve_from(curve, &out->curve) : 0;
 }
 

@@ -348,5 +348,5 @@ int whatif_print(struct sbuf *out, const struct whatif_result *rows, unsigned n,
 		csv(out, rows, n);
 	else if (json(out, rows, n) != 0)
 		return -1;
-	return out->data == NULL && n > 0 ? -1 : 0;
+	return out->error ? -1 : 0;
 }

@@ -32,6 +32,8 @@ struct whatif_result {
 	struct wl_whatif_row m;
 	bool min_searched;           /* --min-capacity */
 	struct wl_min_capacity min;
+	uint64_t min_events;         /* events its replays ran: failing ones stop
+				      * at their first OOM */
 	struct wl_whatif_curve curve; /* every == 0: none (no --svg) */
 	/* The comparison's marks, once every row is in (whatif_mark). */
 	bool marked;

@@ -23,6 +23,7 @@
 struct rig {
 	const struct whatif_env *env;
 	const struct whatif_setting *s;
+	uint64_t probe_events;  /* the capacity search's replays, summed */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;
@@ -111,8 +112,10 @@ static int runs_at(void *ctx, uint64_t capacity, char *err, size_t errlen)
 {
 	const struct wl_whatif_opts opt = { .stop_at_oom = true };
 	struct wl_whatif_row row;
-	int rc = measure_at(ctx, capacity, &opt, &row, err, errlen);
+	struct rig *g = ctx;
+	int rc = measure_at(g, capacity, &opt, &row, err, errlen);
 
+	g->probe_events += row.events;
 	return rc < 0 ? rc : row.num_ooms == 0;
 }
 
@@ -128,8 +131,12 @@ static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
 		.page = env->cfg.page_size,
 	};
 
+	int rc;
+
 	out->min_searched = true;
-	return wl_min_capacity_find(&probe, &s, &out->min, err, errlen);
+	rc = wl_min_capacity_find(&probe, &s, &out->min, err, errlen);
+	out->min_events = g->probe_events;
+	return rc;
 }
 
 int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
