@@ -1,10 +1,10 @@
 /*
  * whatif.c - one row of a what-if comparison (whatif.h).
  *
- * The stats are read after every event: a peak the allocator keeps is
- * moved by a reset_peak line, and the fragmentation at the peak is only
- * known at the event that made it. Reading them costs less than the
- * event itself.
+ * The stats are read after every event that may raise a figure (a run of
+ * frees and syncs goes through in one call) and before each reset_peak:
+ * a peak the allocator keeps is moved by a reset_peak line, and the
+ * fragmentation at the peak is only known at the event that made it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,25 +93,70 @@ static int after_event(struct allocator a, struct wl_replay *r, size_t i, uint32
 	return 0;
 }
 
+/* Events after which nothing a row shows can have risen and no OOM
+ * happened: they only give memory back, or touch none. */
+static bool quiet(uint16_t op)
+{
+	switch ((enum wl_op)op) {
+	case WL_FREE:
+	case WL_RECORD_STREAM:
+	case WL_ERASE_STREAM:
+	case WL_COMPLETE:
+	case WL_SYNC:
+	case WL_EMPTY_CACHE:
+	case WL_EMPTY_VIRT_ADDR_CACHE:
+	case WL_RESET_ACCUMULATED:
+	case WL_UNPIN:
+	case WL_HOST_EMPTY_CACHE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Where the stretch of events from i ends: just after the next event that
+ * may raise a figure or run out of memory (its OOM is then the stretch's
+ * last event), just before a reset_peak (the peaks are read first), or at
+ * the end of the curve's point.
+ */
+static size_t stretch_end(const struct wl_trace *t, size_t i, const struct wl_whatif_opts *opt)
+{
+	size_t end = opt->curve ? (i / opt->curve->every + 1) * opt->curve->every : t->nevents;
+
+	if (end > t->nevents)
+		end = t->nevents;
+	for (size_t k = i; k < end; k++) {
+		if (t->events[k].op == WL_RESET_PEAK && k > i)
+			return k;
+		if (!quiet(t->events[k].op))
+			return k + 1;
+	}
+	return end;
+}
+
 static int run_events(struct allocator a, struct wl_replay *r, const struct wl_trace *t,
 		      const struct wl_whatif_opts *opt, struct wl_whatif_row *row,
 		      char *err, size_t errlen)
 {
-	size_t i;
+	size_t i = 0, end;
 	int rc = 0;
 
-	for (i = 0; i < t->nevents; i++) {
-		if ((rc = wl_replay_run(r, i, i + 1, NULL, err, errlen)) != 0)
+	for (; i < t->nevents; i = end) {
+		end = stretch_end(t, i, opt);
+		if ((rc = wl_replay_run(r, i, end, NULL, err, errlen)) != 0)
 			break;
-		if ((rc = after_event(a, r, i, t->events[i].line, opt, row)) != 0) {
+		if ((rc = after_event(a, r, end - 1, t->events[end - 1].line, opt, row)) != 0) {
 			snprintf(err, errlen, "%s:%u: cannot read the stats: %s", t->name,
-				 t->events[i].line, strerror(-rc));
+				 t->events[end - 1].line, strerror(-rc));
 			break;
 		}
-		if (opt->stop_at_oom && row->num_ooms)
+		if (opt->stop_at_oom && row->num_ooms) {
+			i = end;
 			break;
+		}
 	}
-	row->events = i < t->nevents ? i + 1 : i;
+	row->events = i;
 	return rc;
 }
 
