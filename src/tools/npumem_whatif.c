@@ -66,6 +66,7 @@ struct cli {
 	const char *flavor;
 	uint64_t capacity;  /* 0: from the configuration */
 	int devices;        /* 0: from the configuration, or what the trace names */
+	int device;         /* whose figures the rows show */
 	struct whatif_setting settings[MAX_SETTINGS];
 	unsigned nsettings;
 	bool any_alloc_conf;
@@ -95,7 +96,7 @@ static const char usage[] =
 	"Replay a trace (or a memory snapshot pickle, converted as snapshot2trace\n"
 	"does) once per allocator setting and compare: peaks, fragmentation,\n"
 	"device mallocs, OOMs and, with --min-capacity, the least capacity that\n"
-	"runs it. Figures are device 0's.\n"
+	"runs it.\n"
 	"\n"
 	"  --alloc-conf STR        a row with these PYTORCH_NPU_ALLOC_CONF settings\n"
 	"                          (repeatable; \"\" is upstream's defaults); none\n"
@@ -107,6 +108,7 @@ static const char usage[] =
 	"  --flavor npu|cuda       which upstream allocator to imitate (default npu)\n"
 	"  --device-capacity SIZE  bytes per device, or with KiB/MiB/GiB (default 32GiB)\n"
 	"  --devices N             number of devices (default: the ini's, or what the trace names)\n"
+	"  --device D              show device D's figures (default 0; OOMs count on every device)\n"
 	"  --min-capacity          also find each row's smallest capacity with no OOM\n"
 	"  --jobs N                replays at once (default: the CPUs this process may use)\n"
 	"  --format FORMAT         table (default), json or csv\n"
@@ -227,6 +229,11 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 					   NPUSIM_MAX_DEVICES);
 		cli->devices = (int)n;
 		return 0;
+	case 'D':
+		if (parse_count(arg, NPUSIM_MAX_DEVICES - 1, &n) != 0)
+			return usage_error("bad device '%s' (0..%d)", arg, NPUSIM_MAX_DEVICES - 1);
+		cli->device = (int)n;
+		return 0;
 	case 'm': cli->min_capacity = true; return 0;
 	case 'j': return parse_jobs(cli, arg);
 	case 'F': return parse_format(cli, arg);
@@ -266,6 +273,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		{ "plugin-dir", required_argument, NULL, 'P' },
 		{ "device-capacity", required_argument, NULL, 'C' },
 		{ "devices", required_argument, NULL, 'd' },
+		{ "device", required_argument, NULL, 'D' },
 		{ "min-capacity", no_argument, NULL, 'm' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "format", required_argument, NULL, 'F' },
@@ -309,6 +317,15 @@ static int configure(struct comparison *cmp, const struct cli *cli)
 
 	if (replay_setup_config(&s, cmp->env.trace->max_device, cfg, err, sizeof(err)))
 		return usage_error("%s", err);
+	/* Said once here, not by every row's replay. */
+	if (cmp->env.trace->max_device >= cfg->device_count)
+		return usage_error("%s names device %d; the machine has %d (--devices)",
+				   cmp->env.trace->name, cmp->env.trace->max_device,
+				   cfg->device_count);
+	if (cli->device >= cfg->device_count)
+		return usage_error("--device %d: the machine has %d devices", cli->device,
+				   cfg->device_count);
+	cmp->env.device = cli->device;
 	cmp->env.plugin_dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : cfg->plugin_dirs;
 	return 0;
 }

@@ -49,6 +49,7 @@ struct whatif_env {
 	bool min_capacity;
 	uint64_t largest_request;    /* the floor of the capacity search */
 	size_t curve_every;          /* events a point of the SVG's curves; 0: none */
+	int device;                  /* whose figures the rows show */
 };
 
 /*

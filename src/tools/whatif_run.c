@@ -110,9 +110,9 @@ static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_o
 /* The capacity search's probe: a replay that stops at the first OOM. */
 static int runs_at(void *ctx, uint64_t capacity, char *err, size_t errlen)
 {
-	const struct wl_whatif_opts opt = { .stop_at_oom = true };
-	struct wl_whatif_row row;
 	struct rig *g = ctx;
+	const struct wl_whatif_opts opt = { .stop_at_oom = true, .device = g->env->device };
+	struct wl_whatif_row row;
 	int rc = measure_at(g, capacity, &opt, &row, err, errlen);
 
 	g->probe_events += row.events;
@@ -144,7 +144,8 @@ int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
 		   size_t errlen)
 {
 	struct rig g = { .env = env, .s = s };
-	struct wl_whatif_opts opt = { .curve = env->curve_every ? &out->curve : NULL };
+	struct wl_whatif_opts opt = { .curve = env->curve_every ? &out->curve : NULL,
+				      .device = env->device };
 	int rc;
 
 	memset(out, 0, sizeof(*out));

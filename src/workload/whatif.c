@@ -77,7 +77,7 @@ static int after_event(struct allocator a, struct wl_replay *r, size_t i, uint32
 {
 	struct wl_replay_counters c;
 	struct npa_stats st;
-	int rc = a.ops->get_stats(a.self, 0, &st);
+	int rc = a.ops->get_stats(a.self, opt->device, &st);
 
 	if (rc)
 		return rc;

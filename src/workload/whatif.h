@@ -4,8 +4,9 @@
  *
  * The allocator is any target (alloc/allocator.h): the caching allocator
  * under some PYTORCH_NPU_ALLOC_CONF, or the switch with a plug-in current.
- * Figures are device 0's, as npumem-replay reports device 0; OOMs are
- * counted over every device, since any of them stops a real run.
+ * Figures are one device's (device 0 unless asked, as npumem-replay
+ * reports device 0); OOMs are counted over every device, since any of
+ * them stops a real run.
  */
 #ifndef NPUMEMFS_WHATIF_H
 #define NPUMEMFS_WHATIF_H
@@ -49,6 +50,7 @@ struct wl_whatif_curve {
 struct wl_whatif_opts {
 	bool stop_at_oom;              /* a capacity probe: the first OOM decides */
 	struct wl_whatif_curve *curve; /* or NULL */
+	int device;                    /* whose figures */
 };
 
 /*

@@ -215,6 +215,22 @@ snapshot_that_is_no_snapshot_is_refused)
 	run list.pickle
 	expect_refused 'list.pickle: snapshot2trace could not convert it (exit status 2)'
 	;;
+device_option_shows_that_device_s_figures)
+	# 1 MiB - 32, padded to 1 MiB, is a small block: a 2 MiB segment on
+	# device 1; device 0 holds nothing.
+	printf 'alloc a 1048544 device=1\n' >dev.trace
+	run --format json --alloc-conf "" dev.trace
+	expect_field 0 peak_reserved_bytes 0
+	run --device 1 --format json --alloc-conf "" dev.trace
+	expect_field 0 peak_reserved_bytes $((2 * MiB))
+	expect_field 0 peak_allocated_bytes $MiB
+	;;
+device_the_machine_lacks_is_refused_once)
+	printf 'alloc a 1MiB device=1\n' >dev.trace
+	run --devices 1 dev.trace
+	expect_refused 'dev.trace names device 1; the machine has 1 (--devices)'
+	[ "$(wc -l <err)" = 1 ] || fail "said more than once"
+	;;
 jobs_0_is_refused)
 	run --jobs 0 "$training"
 	expect_refused "bad --jobs '0'"
