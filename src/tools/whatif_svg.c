@@ -65,7 +65,8 @@ static void curve(struct sbuf *out, const struct wl_whatif_curve *c, uint64_t to
 	sbuf_printf(out, "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"%s\" points=\"",
 		    color);
 	for (size_t k = 0; k < c->npoints; k++) {
-		double x = PLOT_X + (double)PLOT_W * (double)(k * c->every) / (double)events;
+		size_t at = k * c->every < events ? k * c->every : events;
+		double x = PLOT_X + (double)PLOT_W * (double)at / (double)events;
 		double y = PLOT_Y + PLOT_H - (double)PLOT_H * (double)c->points[k] / (double)top;
 		sbuf_printf(out, "%s%.1f,%.1f", k ? " " : "", x, y);
 	}
@@ -91,8 +92,8 @@ void whatif_svg(struct sbuf *out, const struct whatif_result *rows, unsigned n)
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct wl_whatif_curve *c = &rows[i].curve;
-		if (c->npoints * c->every > events)
-			events = c->npoints * c->every;
+		if (rows[i].m.events > events)
+			events = rows[i].m.events;
 		for (size_t k = 0; k < c->npoints; k++)
 			top = c->points[k] > top ? c->points[k] : top;
 	}
