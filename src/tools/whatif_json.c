@@ -76,6 +76,8 @@ static json_t *row_json(const struct whatif_result *r)
 		json_object_set_new(o, counts[i].name, json_integer((json_int_t)*count_at(&m, i)));
 	if (o == NULL)
 		return NULL;
+	if (r->under[0])
+		json_object_set_new(o, "ini_alloc_conf", json_string(r->under));
 	json_object_set_new(o, "fragmentation_fraction",
 			    json_real(m.peak_reserved_bytes ? (double)m.fragmentation_bytes /
 					      (double)m.peak_reserved_bytes : 0.0));
@@ -130,9 +132,11 @@ static int curve_from(const json_t *c, struct wl_whatif_curve *out)
 static int fill(const json_t *o, struct whatif_result *out)
 {
 	const json_t *curve = json_object_get(o, "reserved_curve");
+	const char *under = json_string_value(json_object_get(o, "ini_alloc_conf"));
 
 	for (size_t i = 0; i < NCOUNTS; i++)
 		*count_at(&out->m, i) = u64_of(o, counts[i].name);
+	snprintf(out->under, sizeof(out->under), "%s", under ? under : "");
 	out->m.first_oom_line = (uint32_t)u64_of(o, "first_oom_line");
 	out->m.seconds = json_number_value(json_object_get(o, "seconds"));
 	out->min_searched = json_object_get(o, "min_capacity_bytes") != NULL;

@@ -3,6 +3,7 @@
  * (whatif_merge.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,16 @@ static int bad(const char *file, unsigned long line, const char *why)
 {
 	fprintf(stderr, "npumem-whatif: %s:%lu: %s\n", file, line, why);
 	return EXIT_USAGE;
+}
+
+/* The flavor and the ini's settings of the rows read so far, if any. */
+static bool same_comparison(const struct merge *m, const struct whatif_result *r)
+{
+	for (unsigned i = 0; i < m->nrows; i++)
+		if (m->seen[i])
+			return strcmp(r->flavor, m->rows[i].flavor) == 0 &&
+			       strcmp(r->under, m->rows[i].under) == 0;
+	return true;
 }
 
 /* The first row says how many the comparison has. */
@@ -43,8 +54,7 @@ static int take(struct merge *m, const char *file, unsigned long line, const cha
 		whatif_row_release(&r);
 		return bad(file, line, "out of memory");
 	}
-	if (r.rows != m->nrows || strcmp(r.flavor, m->rows[0].flavor[0] ? m->rows[0].flavor
-								       : r.flavor) != 0) {
+	if (r.rows != m->nrows || !same_comparison(m, &r)) {
 		whatif_row_release(&r);
 		return bad(file, line, "a row of another comparison");
 	}

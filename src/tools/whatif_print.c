@@ -136,7 +136,8 @@ static void setting_cell(const struct whatif_result *r, char *b, size_t n)
 	if (r->plugin)
 		snprintf(b, n, "plugin %s", r->settings);
 	else
-		snprintf(b, n, "%s", r->settings[0] ? r->settings : "(defaults)");
+		snprintf(b, n, "%s", r->settings[0] ? r->settings
+					      : r->under[0] ? "(the ini's)" : "(defaults)");
 }
 
 static bool shown(const struct column *c, const struct whatif_result *rows, unsigned n)
@@ -207,8 +208,8 @@ static void versus(struct sbuf *out, const struct whatif_result *best,
 	svg_size(a, sizeof(a), capacity ? best->min.bytes : best->m.peak_reserved_bytes);
 	if (def && def != best && (capacity ? def->min.bytes : def->m.num_ooms == 0)) {
 		svg_size(b, sizeof(b), capacity ? def->min.bytes : def->m.peak_reserved_bytes);
-		sbuf_printf(out, "%s %s (defaults: %s)", capacity ? "runs in" : "peak reserved",
-			    a, b);
+		sbuf_printf(out, "%s %s (%s: %s)", capacity ? "runs in" : "peak reserved", a,
+			    def->under[0] ? "the ini's" : "defaults", b);
 	} else {
 		sbuf_printf(out, "%s %s", capacity ? "runs in" : "peak reserved", a);
 	}
@@ -229,7 +230,9 @@ static void advice(struct sbuf *out, const struct whatif_result *rows, unsigned 
 	}
 	snprintf(env, sizeof(env), "PYTORCH_%s_ALLOC_CONF",
 		 strcmp(best->flavor, "cuda") == 0 ? "CUDA" : "NPU");
-	if (best == def)
+	if (best == def && best->under[0])
+		sbuf_printf(out, "\nKeep the ini's settings (%s): ", best->under);
+	else if (best == def)
 		sbuf_printf(out, "\nKeep upstream's defaults (leave %s unset): ", env);
 	else if (best->plugin)
 		sbuf_printf(out, "\nUse the plug-in %s: ", best->settings);
@@ -244,6 +247,9 @@ static void table(struct sbuf *out, const struct whatif_result *rows, unsigned n
 	int setting, w[NCOLUMNS];
 
 	widths(rows, n, &setting, w);
+	if (n > 0 && rows[0].under[0])
+		sbuf_printf(out, "Every row's settings are parsed over the ini's alloc_conf: %s\n",
+			    rows[0].under);
 	table_line(out, rows, n, NULL, setting, w);
 	for (unsigned i = 0; i < n; i++)
 		table_line(out, rows, n, &rows[i], setting, w);

@@ -29,6 +29,9 @@ struct whatif_result {
 	char settings[WHATIF_TEXT];  /* as given, "" for upstream's defaults */
 	bool plugin;
 	char flavor[8];
+	/* The ini's alloc_conf, which every row's settings are parsed over
+	 * (as npumem-replay does); "" none: "" is then upstream's defaults. */
+	char under[512];
 	struct wl_whatif_row m;
 	bool min_searched;           /* --min-capacity */
 	struct wl_min_capacity min;

@@ -155,6 +155,7 @@ int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
 	out->curve.every = env->curve_every;
 	snprintf(out->settings, sizeof(out->settings), "%s", s->text);
 	snprintf(out->flavor, sizeof(out->flavor), "%s", env->cfg.flavor->name);
+	snprintf(out->under, sizeof(out->under), "%s", env->cfg.alloc_conf);
 	rc = measure_at(&g, env->cfg.capacity, &opt, &out->m, err, errlen);
 	if (rc == 0 && env->min_capacity)
 		rc = search_capacity(&g, out, err, errlen);

@@ -231,6 +231,18 @@ device_the_machine_lacks_is_refused_once)
 	expect_refused 'dev.trace names device 1; the machine has 1 (--devices)'
 	[ "$(wc -l <err)" = 1 ] || fail "said more than once"
 	;;
+ini_alloc_conf_is_under_every_row)
+	# The ini's max_split_size_mb:256 is what "" gives; the table says so.
+	printf '[allocator]\nalloc_conf = max_split_size_mb:256\n' >w.ini
+	run --config w.ini --format json --alloc-conf "" "$training"
+	expect_field 0 ini_alloc_conf max_split_size_mb:256
+	expect_field 0 peak_reserved_bytes "$(replay_stat max_split_size_mb:256 reserved_bytes.all.peak)"
+	run --config w.ini --alloc-conf "" --alloc-conf expandable_segments:True "$training"
+	sed -n 1p out | grep -qx "Every row's settings are parsed over the ini's alloc_conf: max_split_size_mb:256" ||
+		fail "the table does not say what is under the rows"
+	grep -q "^(the ini's) " out || fail "the \"\" row is not called the ini's"
+	tail -n 1 out | grep -q "(the ini's: " || fail "the advice compares with defaults"
+	;;
 jobs_0_is_refused)
 	run --jobs 0 "$training"
 	expect_refused "bad --jobs '0'"
