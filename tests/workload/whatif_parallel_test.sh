@@ -14,11 +14,12 @@ cd "$tmp" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$whatif" --min-capacity --format json "$trace" >single.json || fail "the single run"
-parallel --will-cite --sshlogin : --workdir "$tmp" \
-	"'$whatif' --shard {}/4 --min-capacity '$trace' >shard{}.jsonl" ::: 1 2 3 4 ||
+# The README's command line: each job's lines come back on parallel's
+# standard output, one job's after another's.
+parallel --will-cite --sshlogin : --basefile "$trace" \
+	"'$whatif'" --shard {}/4 --min-capacity "'$trace'" ::: 1 2 3 4 >shards.jsonl ||
 	fail "a shard failed under parallel"
-"$whatif" --merge --format json shard1.jsonl shard2.jsonl shard3.jsonl shard4.jsonl \
-	>merged.json || fail "the merge"
+"$whatif" --merge --format json shards.jsonl >merged.json || fail "the merge"
 # Times differ from run to run; every other field must not.
 jq -c 'map(del(.seconds))' single.json >a
 jq -c 'map(del(.seconds))' merged.json >b
