@@ -6,7 +6,7 @@ set -eu
 packages="build-essential cmake pkg-config git
 libfuse3-dev fuse3 libinih-dev libjansson-dev libbsd-dev uthash-dev
 libcmocka-dev python3 valgrind prometheus-node-exporter time
-libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev rsync prometheus"
+libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev rsync prometheus parallel jq"
 
 # The tests want only promtool from prometheus, but the package's postinst
 # starts the server (port 9090) wherever systemd runs or no policy-rc.d

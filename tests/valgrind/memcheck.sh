@@ -40,6 +40,11 @@ for t in json.load(sys.stdin)["tests"]:
 ')
 
 run npumem-replay "" "$build/bin/npumem-replay" --format stats "$src/contrib/traces/training.trace"
+# Its rows run in forked children, which memcheck follows; a child's error
+# is its exit status, which the parent's becomes.
+run npumem-whatif "" "$build/bin/npumem-whatif" --min-capacity --device-capacity 8GiB \
+	--alloc-conf "" --alloc-conf expandable_segments:True --svg /dev/null \
+	"$src/contrib/traces/training.trace"
 
 # One daemon session: mount, allocate, pin and copy, read every view, unmount.
 if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then
