@@ -83,6 +83,20 @@ static void run_desc(struct pw_msg *m)
 	}
 }
 
+static void run_call(struct pw_msg *m)
+{
+	struct plugin_call c;
+
+	memset(&c, 0, sizeof(c));
+	pw_get_call(m, &c);
+	if (c.fn == PLUGIN_FN_BEGIN_POOL)
+		host_filter_wrap(&c);
+	plugin_call_run(&the_host.plugin, &c);
+	m->len = 0;
+	m->kind = PW_RETURN;
+	pw_put_call(m, &c);
+}
+
 static void serve(struct pw_msg *m, ssize_t n)
 {
 	switch (m->kind) {
@@ -90,10 +104,7 @@ static void serve(struct pw_msg *m, ssize_t n)
 		load(m, n);
 		break;
 	case PW_CALL:
-		if (m->call.fn == PLUGIN_FN_BEGIN_POOL)
-			host_filter_wrap(&m->call);
-		plugin_call_run(&the_host.plugin, &m->call);
-		m->len = 0;
+		run_call(m);
 		break;
 	case PW_DESC:
 		run_desc(m);

@@ -40,6 +40,7 @@ struct plugin_call {
 	void *ret;
 	size_t size_out;
 	int checked;                          /* init_checked's answer */
+	/* Last, so that a message carries the fields above without it. */
 	struct npumemfs_device_stats stats;
 };
 

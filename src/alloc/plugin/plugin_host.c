@@ -265,14 +265,18 @@ int plugin_host_call(struct plugin_host *h, struct plugin_call *c, struct plugin
 		ph_filter_allow(h, c->pool, (void *)c->filter, c->arg);
 	memset(l->msg, 0, sizeof(*l->msg));
 	l->msg->kind = PW_CALL;
-	l->msg->call = *c;
+	pw_put_call(l->msg, c);
 	rc = exchange(h, l, f);
 	if (rc == 0) {
-		struct pw_msg *m = l->msg;
-		c->ret = m->call.ret;
-		c->size_out = m->call.size_out;
-		c->checked = m->call.checked;
-		c->stats = m->call.stats;
+		struct plugin_call r;
+		memset(&r, 0, sizeof(r));
+		pw_get_call(l->msg, &r);
+		/* Only results come back: what was asked stays the caller's. */
+		c->ret = r.ret;
+		c->size_out = r.size_out;
+		c->checked = r.checked;
+		if (c->fn == PLUGIN_FN_GET_DEVICE_STATS)
+			c->stats = r.stats;
 		lane_give(h, l);
 	}
 	if (c->fn == PLUGIN_FN_END_POOL)
