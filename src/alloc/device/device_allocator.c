@@ -592,7 +592,8 @@ void npa_device_settle(struct npa_device *dev)
 	struct npa_block *b = dev->last_hit.block;
 	int64_t split_blocks, split_bytes;
 
-	npa_device_pay_owed(dev);
+	if (dev->last_hit.owed != 0)
+		npa_device_pay_owed(dev);
 	if (dev->last_hit.freed) {
 		npa_ptr_map_del_at(&dev->allocated, npa_ptr_map_slot(&dev->allocated, b->ptr));
 		merge_back(dev, b, &split_blocks, &split_bytes);
@@ -740,19 +741,28 @@ static __attribute__((noinline)) int malloc_rare(struct npa *a, struct npa_devic
 	return rc;
 }
 
+/* A malloc that is not the last hit taken again, with the lock held,
+ * which it releases. */
+static __attribute__((noinline)) int malloc_missed(struct npa_device *dev, size_t size,
+						    aclrtStream stream, void **ptr, char *err,
+						    size_t errlen)
+{
+	*ptr = NULL;
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
 /* A cached malloc with the lock held, which it releases. */
 static __attribute__((noinline)) int malloc_locked(struct npa_device *dev, size_t size,
 						    aclrtStream stream, void **ptr, char *err,
 						    size_t errlen)
 {
-	int rc = 0;
-
-	*ptr = NULL;
 	/* freed: there is a last hit. */
 	if (!dev->last_hit.freed || !hit_again(dev, size, stream, ptr))
-		rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
 	npa_lock_release(&dev->lock);
-	return rc;
+	return 0;
 }
 
 /* A cached malloc that found the lock held. */
@@ -764,17 +774,18 @@ static __attribute__((noinline)) int malloc_contended(struct npa_device *dev, si
 	return malloc_locked(dev, size, stream, ptr, err, errlen);
 }
 
-/* Whether the freed last hit is again what best fit finds, where that
- * needs no call: the same request as its last, on its stream, no scope
- * routing anywhere and no events to process. Else malloc_locked asks. */
-static inline bool hit_again_plainly(const struct npa_device *dev, size_t size,
-				     aclrtStream stream)
+/* The freed last hit asked for again by its last request on its stream,
+ * no events to process, while scopes route: best fit finds it again if
+ * the request goes to its pool. */
+static __attribute__((noinline)) int malloc_in_scope(struct npa_device *dev, size_t size,
+						      aclrtStream stream, void **ptr,
+						      char *err, size_t errlen)
 {
-	const struct npa_block *b = dev->last_hit.block;
-
-	return dev->last_hit.freed && size == b->requested_size && stream == b->stream &&
-	       dev->pools.nscopes == 0 && b->pool->owner == NULL &&
-	       dev->events.pending == 0 && dev->deferred == NULL;
+	if (npa_private_pool_route(&dev->pools, stream) != dev->last_hit.block->pool->owner)
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
+	take_again(dev, size, ptr);
+	npa_lock_release(&dev->lock);
+	return 0;
 }
 
 /* The last hit taken again costs no call on the way: the rest is out of
@@ -788,7 +799,17 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 		return malloc_rare(a, dev, size, ptr, err, errlen);
 	if (__builtin_expect(!npa_lock_try(&dev->lock), 0))
 		return malloc_contended(dev, size, stream, ptr, err, errlen);
-	if (!hit_again_plainly(dev, size, stream))
+	/* The freed last hit, if best fit finds it again with no call to
+	 * ask: its last request on its stream, no events to process, no
+	 * scope routing; else malloc_locked asks. */
+	const struct npa_block *b = dev->last_hit.block;
+
+	if (!dev->last_hit.freed || size != b->requested_size || stream != b->stream ||
+	    dev->events.pending != 0 || dev->deferred != NULL)
+		return malloc_locked(dev, size, stream, ptr, err, errlen);
+	if (dev->pools.nscopes != 0)
+		return malloc_in_scope(dev, size, stream, ptr, err, errlen);
+	if (b->pool->owner != NULL)
 		return malloc_locked(dev, size, stream, ptr, err, errlen);
 	take_again(dev, size, ptr);
 	npa_lock_release(&dev->lock);
