@@ -411,11 +411,9 @@ static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStre
 	return true;
 }
 
-/* Every malloc but a last hit taken again: kept out of line, so that one
- * saves no registers for it. */
-static __attribute__((noinline)) int npa_device_malloc(struct npa_device *dev,
-							size_t orig_size, aclrtStream stream,
-							void **ptr, char *err, size_t errlen)
+/* Every malloc but a last hit taken again. */
+static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
+				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
 	if (dev->last_hit.block != NULL)
 		npa_device_settle(dev);
@@ -804,8 +802,10 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 	 * scope routing; else malloc_locked asks. */
 	const struct npa_block *b = dev->last_hit.block;
 
-	if (!dev->last_hit.freed || size != b->requested_size || stream != b->stream ||
-	    dev->events.pending != 0 || dev->deferred != NULL)
+	if (!dev->last_hit.freed)
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
+	if (size != b->requested_size || stream != b->stream || dev->events.pending != 0 ||
+	    dev->deferred != NULL)
 		return malloc_locked(dev, size, stream, ptr, err, errlen);
 	if (dev->pools.nscopes != 0)
 		return malloc_in_scope(dev, size, stream, ptr, err, errlen);
@@ -851,10 +851,14 @@ static bool free_in(struct npa_device *dev, void *ptr)
 	/* A last hit kept aside is still in the pointer map, freed. */
 	if (slot == NULL || (slot->block == b && hit->freed))
 		return false;
-	/* Settling may move the entry of ptr in the pointer map. */
+	/* Settling a freed last hit takes its entry out of the pointer map,
+	 * which may move the entry of ptr. */
 	if (b != NULL) {
+		bool moves = hit->freed;
+
 		npa_device_settle(dev);
-		slot = npa_device_find(dev, ptr);
+		if (moves)
+			slot = npa_device_find(dev, ptr);
 	}
 	npa_device_free(dev, slot);
 	return true;
