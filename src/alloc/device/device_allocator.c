@@ -343,7 +343,9 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
  * npa_device_lock), so nothing else ever sees a pool that upstream's could
  * not have. The stats of both go back to values they had since the last
  * reset_peak (that would have settled), so no peak needs a test but
- * requested_bytes', whose request may differ within a rounded size.
+ * requested_bytes', whose request may differ within a rounded size. A
+ * taking again and the free after it do not even change the stats: the
+ * stats owe them until something reads them (device_stats.c, "Owed").
  */
 
 /* Whether an allocation on `stream` goes to `pool`'s private pool (or to
