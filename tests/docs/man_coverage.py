@@ -52,7 +52,7 @@ for prog, name in (("npumemfs", "npumemfs.8"), ("npumem-replay", "npumem-replay.
 
 # Trace commands, each at the start of a line of the format.
 cmds = table("src/workload/trace_parse.c", "{ \"alloc\", WL_ALLOC", r'\{ "(\w+)", WL_')
-need("npumemfs-trace(5) command", cmds + ["loop_start"], page("npumemfs-trace.5"), lambda w: "^" + w + r"\b")
+need("npumemfs-trace(5) command", cmds + ["loop_start"], page("npumemfs-trace.5"), lambda w: r"^\*" + w + r"\*")
 
 # Verbs of ctl/graph and ctl/mempool.
 eight = page("npumemfs.8")
