@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """man_coverage.py SRC BINDIR - the manual names everything the code knows:
 every file of the mount's node table, every ini key in its section, every
-option of each program's --help, every trace command and every ctl/graph
-and ctl/mempool verb. Each list is taken from the code's own tables, so a
+option of each program's --help, every trace command, every ctl/graph
+and ctl/mempool verb, and every environment variable a program reads. Each list is taken from the code's own tables, so a
 file, key or option added without its page fails here."""
-import re, subprocess, sys
+import glob, re, subprocess, sys
 
 src, bindir = sys.argv[1], sys.argv[2]
 def read(path): return open(f"{src}/{path}").read()
@@ -59,6 +59,14 @@ eight = page("npumemfs.8")
 for path, what in (("src/fs/graphs.c", "ctl/graph"), ("src/fs/mempools.c", "ctl/mempool")):
     verbs = table(path, "verbs[] = {", r'\{ "(\w+)",')
     need(f"npumemfs(8) {what} verb", verbs, eight, lambda w: r"\*" + w + r"[ *]")
+
+# Environment variables the programs read, each in the ENVIRONMENT of a page.
+names = set()
+for path in glob.glob(f"{src}/src/**/*.c", recursive=True):
+    names |= set(re.findall(r'getenv\("(\w+)"\)', open(path).read()))
+environment = "".join(page(p[len(f"{src}/contrib/man/"):-4]).split("# ENVIRONMENT\n", 1)[-1].split("\n# ", 1)[0]
+                      for p in glob.glob(f"{src}/contrib/man/*.scd") if "# ENVIRONMENT\n" in open(p).read())
+need("ENVIRONMENT", sorted(names), environment, lambda w: r"^\*(?:\w+\*, \*)*" + w + r"\*")
 
 for m in missing:
     print(f"FAIL: not in the manual: {m}", file=sys.stderr)
