@@ -144,11 +144,8 @@ alive() {
 
 # The plug-in is retired: logged with what happened, caching current.
 retired() {
-	local what=$1 how=$2 i
-	for i in $(seq 50); do
-		[ "$(current)" = caching ] && break
-		sleep 0.1
-	done
+	local what=$1 how=$2
+	wait_current caching
 	expect_eq "$(current)" caching "$what: current allocator"
 	grep -q "faulted in .*$how" "$MNT/log" ||
 		fail "$what: the log does not say '$how': $(tail -3 "$MNT/log")"

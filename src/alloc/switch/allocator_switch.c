@@ -54,12 +54,6 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	}
 	sw->plugin_timeout_ms = opt->plugin_timeout_ms;
 	sw->plugin_blocks = opt->plugin_blocks;
-	if (sw->plugin_host && sw_reaper_start(sw) != 0) {
-		free(sw->plugin_host);
-		free(sw->plugin_dirs);
-		free(sw);
-		return -ENOMEM;
-	}
 	sw->npa = opt->caching;
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
@@ -562,6 +556,14 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 
 	if (!e) {
 		snprintf(err, errlen, "out of host memory");
+		return -ENOMEM;
+	}
+	/* The reaper starts with the first host, not with the switch: a daemon
+	 * that goes to the background forks after making the switch, and a
+	 * thread does not cross a fork. */
+	if (sw->plugin_host && !sw->reaper_on && sw_reaper_start(sw) != 0) {
+		snprintf(err, errlen, "cannot start the thread that retires dead plug-in hosts");
+		free(e);
 		return -ENOMEM;
 	}
 	struct plugin_isolation iso = { sw->plugin_host, sw->plugin_timeout_ms, sw->plugin_blocks };
