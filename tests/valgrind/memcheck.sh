@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the unit tests, the replay tool and one daemon session under valgrind's
+# Run the unit tests, the replay tools and two daemon sessions under valgrind's
 # memcheck: any error, or any definite/indirect leak at exit, fails.
 #
 #     tests/valgrind/memcheck.sh BUILD_DIR
@@ -65,6 +65,32 @@ if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then
 	rmdir "$mnt"
 else
 	echo "SKIP: npumemfs session (needs root and /dev/fuse)"
+fi
+
+# A session with plug-ins in their hosts: the lanes, the ACL calls served,
+# a host that crashes (its watcher, the reaper) and one unloaded.
+if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ] && [ -e "$build/lib/passthrough.so" ]; then
+	mnt=$(mktemp -d)
+	printf '[device]\ncount = 2\ncapacity = 1GiB\n[allocator]\nplugin_dirs = %s\n' \
+		"$build/lib" >"$mnt.ini"
+	"${vg[@]}" "$build/bin/npumemfs" --config "$mnt.ini" -f "$mnt" >/tmp/memcheck.$$.daemon 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
+	echo "$build/lib/passthrough.so passthrough_alloc_silent passthrough_free_silent" \
+		>"$mnt/ctl/allocator"
+	truncate -s 1M "$mnt/tensors/device0/a" "$mnt/tensors/device1/b"
+	cat "$mnt/stats/device0" "$mnt/summary/device1" >/dev/null
+	rm "$mnt/tensors/device0/a" "$mnt/tensors/device1/b"
+	echo "$build/lib/faulty.so faulty_segv_alloc faulty_free" >"$mnt/ctl/allocator"
+	truncate -s 4096 "$mnt/tensors/device0/c" 2>/dev/null
+	echo caching >"$mnt/ctl/allocator"
+	fusermount3 -u "$mnt"
+	if wait "$pid"; then passed=$((passed + 1)); else
+		failed=$((failed + 1)); echo "FAIL: npumemfs session with plug-in hosts"
+		tail -40 /tmp/memcheck.$$.daemon
+	fi
+	rmdir "$mnt"
+	rm -f "$mnt.ini"
 fi
 rm -f /tmp/memcheck.$$.*
 echo "memcheck: $passed passed, $failed failed"

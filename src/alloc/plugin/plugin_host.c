@@ -55,15 +55,38 @@ int plugin_host_default_path(char *buf, size_t len)
 	return snprintf(buf, len, "%s/npumem-plugin-host", exe) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
+/*
+ * Whether the host has exited, waiting up to wait_ms (-1: as long as it
+ * takes). Its pidfd says so; where there is none (valgrind does not know
+ * pidfd_open), the kernel is asked every 20 ms without reaping it, since
+ * a file descriptor's end could be kept open by a child the plug-in forked.
+ */
+static bool exited(const struct plugin_host *h, int wait_ms)
+{
+	struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
+	siginfo_t info;
+
+	if (h->pidfd >= 0)
+		return poll(&p, 1, wait_ms) == 1;
+	for (int waited = 0;; waited += 20) {
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_PID, (id_t)h->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+		    info.si_pid == h->pid)
+			return true;
+		if (wait_ms >= 0 && waited >= wait_ms)
+			return false;
+		usleep(20000);
+	}
+}
+
 /* h->lock held. How the host ended, once; it is dead or made so. */
 static void settle_end(struct plugin_host *h)
 {
-	struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
 	int st = 0;
 
 	if (h->ended)
 		return;
-	if (poll(&p, 1, 1000) != 1)
+	if (!exited(h, 1000))
 		kill(-h->pid, SIGKILL);
 	pid_t r = waitpid(h->pid, &st, 0);
 	kill(-h->pid, SIGKILL); /* what it left behind in its group */
@@ -336,7 +359,8 @@ static void *watch(void *arg)
 		struct pollfd p[3] = { { .fd = h->stop_fd, .events = POLLIN },
 				       { .fd = h->pidfd, .events = POLLIN },
 				       { .fd = open ? h->async_fd : -1, .events = POLLIN } };
-		if (poll(p, 3, -1) < 0 && errno != EINTR)
+		int n = poll(p, 3, h->pidfd >= 0 ? -1 : 20);
+		if (n < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			return NULL;
@@ -344,7 +368,7 @@ static void *watch(void *arg)
 			open = serve_async(h);
 		else if (p[2].revents)
 			open = false;
-		if (p[1].revents)
+		if (p[1].revents || (h->pidfd < 0 && n == 0 && exited(h, 0)))
 			break;
 	}
 	pthread_mutex_lock(&h->lock);
@@ -454,8 +478,9 @@ static int launch(struct plugin_host *h, const char *path, int object_fd, char *
 		return rc;
 	}
 	h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+	bool no_pidfd = h->pidfd < 0 && errno != ENOSYS;
 	h->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (h->pidfd < 0 || h->stop_fd < 0 ||
+	if (no_pidfd || h->stop_fd < 0 ||
 	    (rc = -pthread_create(&h->watcher, NULL, watch, h)) != 0) {
 		rc = rc ? rc : -errno;
 		snprintf(err, errlen, "cannot watch the plug-in host: %s", strerror(-rc));
@@ -544,8 +569,7 @@ void plugin_host_stop(struct plugin_host *h)
 	h->ctl_fd = -1;
 	pthread_mutex_lock(&h->lock);
 	if (!h->ended) {
-		struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
-		if (poll(&p, 1, 200) != 1)
+		if (!exited(h, 200))
 			kill(-h->pid, SIGKILL);
 		settle_end(h);
 	}
