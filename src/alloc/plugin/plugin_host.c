@@ -280,10 +280,8 @@ int plugin_host_call(struct plugin_host *h, struct plugin_call *c, struct plugin
 	struct ph_lane *l = lane_take(h);
 	int rc;
 
-	if (!l) {
-		plugin_host_ended(h, f);
-		return h->ended ? -EIO : -ENOMEM;
-	}
+	if (!l)
+		return plugin_host_ended(h, f) ? -EIO : -ENOMEM;
 	if (c->fn == PLUGIN_FN_BEGIN_POOL && c->filter)
 		ph_filter_allow(h, c->pool, (void *)c->filter, c->arg);
 	memset(l->msg, 0, sizeof(*l->msg));
@@ -317,8 +315,13 @@ int ph_desc_call(struct plugin_host *h, struct pw_msg *m)
 	memcpy(l->msg, m, sizeof(*m));
 	l->msg->len = 0;
 	if (exchange(h, l, &f) != 0) {
-		if (h->on_death)
-			h->on_death(h->death_arg);
+		/* No plug-in call saw this end: tell it as the watcher would. */
+		pthread_mutex_lock(&h->lock);
+		void (*fn)(void *) = h->on_death;
+		void *arg = h->death_arg;
+		pthread_mutex_unlock(&h->lock);
+		if (fn)
+			fn(arg);
 		return -EFAULT;
 	}
 	memcpy(m->v, l->msg->v, sizeof(m->v));
