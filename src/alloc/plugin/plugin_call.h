@@ -23,7 +23,10 @@ enum plugin_fn {
 	PLUGIN_FN_BASE_ALLOC, PLUGIN_FN_RESET, PLUGIN_FN_MEMORY_FRACTION,
 	PLUGIN_FN_GET_DEVICE_STATS, PLUGIN_FN_RESET_PEAK_STATUS, PLUGIN_FN_BEGIN_POOL,
 	PLUGIN_FN_END_POOL, PLUGIN_FN_RELEASE_POOL, PLUGIN_FN_INIT,
-	PLUGIN_NFNS
+	PLUGIN_NFNS,
+	/* Not calls of the ABI, named when the host ends in them: */
+	PLUGIN_FN_THREAD = PLUGIN_NFNS, /* a thread of its own, outside any call */
+	PLUGIN_FN_DESC,                 /* an ACL allocator function it registered */
 };
 
 struct plugin_call {

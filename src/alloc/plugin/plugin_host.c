@@ -317,11 +317,11 @@ int ph_desc_call(struct plugin_host *h, struct pw_msg *m)
 	if (exchange(h, l, &f) != 0) {
 		/* No plug-in call saw this end: tell it as the watcher would. */
 		pthread_mutex_lock(&h->lock);
-		void (*fn)(void *) = h->on_death;
+		void (*fn)(void *, enum plugin_fn) = h->on_death;
 		void *arg = h->death_arg;
 		pthread_mutex_unlock(&h->lock);
 		if (fn)
-			fn(arg);
+			fn(arg, PLUGIN_FN_DESC);
 		return -EFAULT;
 	}
 	memcpy(m->v, l->msg->v, sizeof(m->v));
@@ -329,7 +329,8 @@ int ph_desc_call(struct plugin_host *h, struct pw_msg *m)
 	return 0;
 }
 
-void plugin_host_set_on_death(struct plugin_host *h, void (*fn)(void *arg), void *arg)
+void plugin_host_set_on_death(struct plugin_host *h,
+			      void (*fn)(void *arg, enum plugin_fn where), void *arg)
 {
 	pthread_mutex_lock(&h->lock);
 	h->on_death = fn;
@@ -380,12 +381,12 @@ static void *watch(void *arg)
 	settle_end(h);
 	for (struct ph_lane *l = h->all; l; l = l->next_all)
 		pw_box_post(l->box, PW_SEQ_ENDED);
-	void (*fn)(void *) = h->on_death;
+	void (*fn)(void *, enum plugin_fn) = h->on_death;
 	void *fn_arg = h->death_arg;
 	pthread_mutex_unlock(&h->lock);
 	/* A death a call saw is that caller's to tell; one none saw is ours. */
 	if (!told && fn)
-		fn(fn_arg);
+		fn(fn_arg, PLUGIN_FN_THREAD);
 	return NULL;
 }
 

@@ -38,7 +38,7 @@ struct plugin_host {
 	const struct plugin_block_api *blocks; /* may be NULL */
 	pthread_t watcher;
 	struct pw_msg *async_msg;
-	void (*on_death)(void *arg);
+	void (*on_death)(void *arg, enum plugin_fn where);
 	void *death_arg;
 
 	pthread_mutex_t lock;      /* lanes, the end, owned, filters, descs */
