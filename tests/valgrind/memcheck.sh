@@ -68,25 +68,29 @@ else
 fi
 
 # A session with plug-ins in their hosts: the lanes, the ACL calls served,
-# a host that crashes (its watcher, the reaper) and one unloaded.
+# a host that crashes (its watcher, the reaper) and one unloaded. Each step
+# must do what it says, or the session fails.
 if [ -e /dev/fuse ] && [ "$(id -u)" -eq 0 ] && [ -e "$build/lib/passthrough.so" ]; then
+	lib=$(cd "$build/lib" && pwd)
 	mnt=$(mktemp -d)
-	printf '[device]\ncount = 2\ncapacity = 1GiB\n[allocator]\nplugin_dirs = %s\n' \
-		"$build/lib" >"$mnt.ini"
+	printf '[device]\ncount = 2\ncapacity = 1GiB\n[allocator]\nplugin_dirs = %s\n' "$lib" >"$mnt.ini"
 	"${vg[@]}" "$build/bin/npumemfs" --config "$mnt.ini" -f "$mnt" >/tmp/memcheck.$$.daemon 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.1; done
-	echo "$build/lib/passthrough.so passthrough_alloc_silent passthrough_free_silent" \
-		>"$mnt/ctl/allocator"
-	truncate -s 1M "$mnt/tensors/device0/a" "$mnt/tensors/device1/b"
-	cat "$mnt/stats/device0" "$mnt/summary/device1" >/dev/null
-	rm "$mnt/tensors/device0/a" "$mnt/tensors/device1/b"
-	echo "$build/lib/faulty.so faulty_segv_alloc faulty_free" >"$mnt/ctl/allocator"
-	truncate -s 4096 "$mnt/tensors/device0/c" 2>/dev/null
-	echo caching >"$mnt/ctl/allocator"
+	steps=ok
+	echo "$lib/passthrough.so passthrough_alloc_silent passthrough_free_silent" \
+		>"$mnt/ctl/allocator" || steps="loading passthrough.so"
+	truncate -s 1M "$mnt/tensors/device0/a" "$mnt/tensors/device1/b" || steps="allocating"
+	cat "$mnt/stats/device0" "$mnt/summary/device1" >/dev/null || steps="reading views"
+	rm "$mnt/tensors/device0/a" "$mnt/tensors/device1/b" || steps="freeing"
+	echo "$lib/faulty.so faulty_segv_alloc faulty_free" >"$mnt/ctl/allocator" ||
+		steps="loading faulty.so"
+	truncate -s 4096 "$mnt/tensors/device0/c" 2>/dev/null && steps="a crashing alloc succeeded"
+	grep -q "faulted in faulty_segv_alloc" "$mnt/log" || steps="no crash in the log"
+	echo caching >"$mnt/ctl/allocator" || steps="swapping back"
 	fusermount3 -u "$mnt"
-	if wait "$pid"; then passed=$((passed + 1)); else
-		failed=$((failed + 1)); echo "FAIL: npumemfs session with plug-in hosts"
+	if wait "$pid" && [ "$steps" = ok ]; then passed=$((passed + 1)); else
+		failed=$((failed + 1)); echo "FAIL: npumemfs session with plug-in hosts: $steps"
 		tail -40 /tmp/memcheck.$$.daemon
 	fi
 	rmdir "$mnt"
