@@ -6,7 +6,12 @@ set -eu
 packages="build-essential cmake pkg-config git
 libfuse3-dev fuse3 libinih-dev libjansson-dev libbsd-dev uthash-dev
 libcmocka-dev python3 valgrind prometheus-node-exporter time
-libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev rsync prometheus"
+libfmt-dev xz-utils libjemalloc-dev libmimalloc-dev rsync prometheus parallel jq
+scdoc mandoc man-db chromium"
+# scdoc makes the manual pages from contrib/man/*.scd: a small C program
+# whose source reads as the text it renders; man-db's groff and mandoc
+# check what it makes. Chromium shows the mount's pictures to a test as a
+# browser lays them out.
 
 # The tests want only promtool from prometheus, but the package's postinst
 # starts the server (port 9090) wherever systemd runs or no policy-rc.d

@@ -48,6 +48,32 @@ static double yof(const struct frame *f, int64_t v)
 	return TOP + (H - TOP - BOTTOM) * (1.0 - (double)v / (double)f->top);
 }
 
+/* Ticks back from now at a round step, about six over the span: a reader
+ * sees when each change happened, not only the span's two ends. */
+static void put_time_ticks(struct sbuf *out, const struct frame *f)
+{
+	static const int64_t steps_ms[] = { 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000 };
+	int64_t span = f->t1 - f->t0, step = steps_ms[0];
+
+	for (size_t i = 0; i < sizeof(steps_ms) / sizeof(steps_ms[0]) && span / step > 6; i++)
+		step = steps_ms[i];
+	for (int64_t back = 0; f->t1 - back >= f->t0; back += step) {
+		double x = xof(f, f->t1 - back);
+		char label[32];
+		if (back == 0)
+			snprintf(label, sizeof(label), "now");
+		else
+			snprintf(label, sizeof(label), "%s%g s", "\xe2\x88\x92", (double)back / 1000.0);
+		sbuf_printf(out,
+			    "<g class=\"tick\" data-ms=\"%" PRId64 "\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+			    "y2=\"%d\" stroke=\"#999999\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text></g>\n",
+			    -back, x, H - BOTTOM, x, H - BOTTOM + 5, x, H - BOTTOM + 18,
+			    back == 0 ? "end" : "middle", label);
+		if (span <= 0)
+			break;
+	}
+}
+
 static void put_axes(struct sbuf *out, const struct frame *f)
 {
 	char label[32];
@@ -60,10 +86,7 @@ static void put_axes(struct sbuf *out, const struct frame *f)
 				 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
 			    LEFT, y, W - RIGHT, y, LEFT - 6, y + 4, label);
 	}
-	sbuf_printf(out, "<text x=\"%d\" y=\"%d\">-%.1f s</text>"
-			 "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">now</text>\n",
-		    LEFT, H - BOTTOM + 16, (double)(f->t1 - f->t0) / 1000.0, W - RIGHT,
-		    H - BOTTOM + 16);
+	put_time_ticks(out, f);
 }
 
 /* A step line: each reading holds until the next. */

@@ -5,7 +5,8 @@
  *                 malloc_latency_us, free_latency_us
  *     [host]      capacity (pinned host memory), malloc_latency_us, free_latency_us
  *     [allocator] alloc_conf (PYTORCH_NPU_ALLOC_CONF syntax), plugin_dirs,
- *                 no_memory_caching
+ *                 no_memory_caching, plugin_isolation (process|none),
+ *                 plugin_timeout (5s, 250ms)
  *     [fs]        allow_other
  *     [workload]  replay (trace path, relative to the ini's folder), loop
  *

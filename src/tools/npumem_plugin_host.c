@@ -19,17 +19,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "alloc/plugin/plugin_loader.h"
+#include "alloc/plugin/plugin_box.h"
 #include "alloc/plugin/plugin_wire.h"
 #include "plugin_host_acl.h"
 
 struct host the_host = { .async_fd = PW_FD_ASYNC, .async_lock = PTHREAD_MUTEX_INITIALIZER };
-__thread int host_lane_fd = -1;
+__thread struct host_lane *host_lane;
 
-/* A fork inside plug-in code: the copy must never answer for the host. */
+/* A fork inside plug-in code: the copy must never answer for the host,
+ * nor touch a lane's box, which it shares. */
 static volatile sig_atomic_t is_fork_copy;
 
 static void on_fork_child(void)
@@ -37,7 +40,7 @@ static void on_fork_child(void)
 	is_fork_copy = 1;
 }
 
-static void leave_if_copy(void)
+void host_leave_if_copy(void)
 {
 	if (is_fork_copy)
 		_exit(0);
@@ -80,6 +83,20 @@ static void run_desc(struct pw_msg *m)
 	}
 }
 
+static void run_call(struct pw_msg *m)
+{
+	struct plugin_call c;
+
+	memset(&c, 0, sizeof(c));
+	pw_get_call(m, &c);
+	if (c.fn == PLUGIN_FN_BEGIN_POOL)
+		host_filter_wrap(&c);
+	plugin_call_run(&the_host.plugin, &c);
+	m->len = 0;
+	m->kind = PW_RETURN;
+	pw_put_call(m, &c);
+}
+
 static void serve(struct pw_msg *m, ssize_t n)
 {
 	switch (m->kind) {
@@ -87,10 +104,7 @@ static void serve(struct pw_msg *m, ssize_t n)
 		load(m, n);
 		break;
 	case PW_CALL:
-		if (m->call.fn == PLUGIN_FN_BEGIN_POOL)
-			host_filter_wrap(&m->call);
-		plugin_call_run(&the_host.plugin, &m->call);
-		m->len = 0;
+		run_call(m);
 		break;
 	case PW_DESC:
 		run_desc(m);
@@ -98,7 +112,7 @@ static void serve(struct pw_msg *m, ssize_t n)
 	default:
 		_exit(PW_EXIT_PROTOCOL);
 	}
-	leave_if_copy();
+	host_leave_if_copy();
 	m->kind = PW_RETURN;
 }
 
@@ -146,29 +160,32 @@ static void tell_faults(void)
 
 static void *lane_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	struct host_lane lane = { arg, 0 };
+	struct pw_box *box = lane.box;
 	struct pw_msg *m = malloc(PW_MSG_MAX);
 	void *stack = alt_stack();
 
-	host_lane_fd = fd;
-	for (;;) {
-		ssize_t n = m ? recv(fd, m, PW_MSG_MAX, 0) : -1;
-		if (n < (ssize_t)sizeof(*m))
-			break;
-		serve(m, n);
-		if (send(fd, m, sizeof(*m) + m->len, MSG_NOSIGNAL) < 0)
-			break;
+	host_lane = &lane;
+	/* The daemon's box: the call is copied out, since the plug-in's ACL
+	 * calls reuse the box while it runs. */
+	while (m && pw_box_wait(box, lane.seq + 1, -1) == 1) {
+		lane.seq++;
+		uint32_t len = box->msg.len < PW_MAX_DATA ? box->msg.len : PW_MAX_DATA;
+		memcpy(m, &box->msg, sizeof(*m) + len);
+		serve(m, (ssize_t)(sizeof(*m) + len));
+		memcpy(&box->msg, m, sizeof(*m) + m->len);
+		lane.seq++;
+		pw_box_post(box, lane.seq);
 	}
 	stack_t off = { .ss_flags = SS_DISABLE };
 	sigaltstack(&off, NULL);
 	free(stack);
 	free(m);
-	close(fd);
 	return NULL;
 }
 
-/* One lane's socket, or -1 when the daemon closed ctl. */
-static int next_lane(void)
+/* One lane's box (its memfd, mapped), or NULL when the daemon closed ctl. */
+static struct pw_box *next_lane(void)
 {
 	char byte;
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -178,19 +195,27 @@ static int next_lane(void)
 	struct cmsghdr *c;
 	int fd = -1;
 
+	void *box;
+
 	if (recvmsg(PW_FD_CTL, &mh, MSG_CMSG_CLOEXEC) <= 0)
-		return -1;
+		return NULL;
 	c = CMSG_FIRSTHDR(&mh);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	return fd;
+	if (fd < 0)
+		_exit(PW_EXIT_PROTOCOL);
+	box = mmap(NULL, PW_BOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (box == MAP_FAILED)
+		_exit(PW_EXIT_PROTOCOL);
+	return box;
 }
 
 int main(int argc, char **argv)
 {
 	pthread_attr_t attr;
+	struct pw_box *box;
 	pthread_t t;
-	int fd;
 
 	/* The simulator's library, so that a plug-in's dependency on it is
 	 * met; its functions are never reached: ours are found first. */
@@ -200,9 +225,9 @@ int main(int argc, char **argv)
 	tell_faults();
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	while ((fd = next_lane()) >= 0)
-		if (pthread_create(&t, &attr, lane_main, (void *)(intptr_t)fd) != 0)
-			close(fd);
+	while ((box = next_lane()))
+		if (pthread_create(&t, &attr, lane_main, box) != 0)
+			munmap(box, PW_BOX_SIZE);
 	/* ctl closed: the daemon unloads the plug-in, or is gone (its end
 	 * closes with it, whichever of its threads started us); the plug-in's
 	 * threads go with us. */

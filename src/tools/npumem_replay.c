@@ -36,6 +36,7 @@
 #include "base/size_parse.h"
 #include "config.h"
 #include "machine.h"
+#include "replay_setup.h"
 #include "report/report.h"
 #include "alloc/acl/block_handle.h"
 #include "alloc/host/host_allocator.h"
@@ -140,18 +141,13 @@ static int parse_devices(const char *s, int *out)
 	return 0;
 }
 
-/* Append DIR, made absolute (the loader compares canonical paths). */
 static int add_plugin_dir(struct cli *cli, const char *dir)
 {
-	char abs[PATH_MAX];
-	size_t len = strlen(cli->plugin_dirs);
+	char err[ERRLEN];
 
-	if (realpath(dir, abs) == NULL)
-		return usage_error("--plugin-dir %s: %s", dir, strerror(errno));
-	if (len + 1 + strlen(abs) + 1 > sizeof(cli->plugin_dirs))
-		return usage_error("--plugin-dir: too many folders");
-	snprintf(cli->plugin_dirs + len, sizeof(cli->plugin_dirs) - len, "%s%s",
-		 len ? "," : "", abs);
+	if (replay_setup_plugin_dir(cli->plugin_dirs, sizeof(cli->plugin_dirs), dir, err,
+				    sizeof(err)) != 0)
+		return usage_error("%s", err);
 	return 0;
 }
 
@@ -245,20 +241,13 @@ static int refuse(struct run *r, const char *fmt, ...)
 /* The ini, then the command line over it. */
 static int configure(struct run *r, const struct cli *cli)
 {
-	nmfs_config_default(&r->cfg);
-	if (cli->config && nmfs_config_load(&r->cfg, cli->config, r->err, sizeof(r->err)))
+	const struct replay_setup s = { .config = cli->config, .flavor = cli->flavor,
+					.capacity = cli->capacity, .devices = cli->devices };
+
+	if (replay_setup_config(&s, r->max_device, &r->cfg, r->err, sizeof(r->err)))
 		return EXIT_USAGE;
-	nmfs_config_env(&r->cfg);
 	if (cli->no_caching)
 		r->cfg.no_memory_caching = true;
-	if (cli->flavor)
-		r->cfg.flavor = npa_flavor_find(cli->flavor);
-	if (cli->capacity)
-		r->cfg.capacity = cli->capacity;
-	if (cli->devices)
-		r->cfg.device_count = cli->devices;
-	else if (!cli->config && r->max_device + 1 > r->cfg.device_count)
-		r->cfg.device_count = r->max_device + 1;
 	return 0;
 }
 
@@ -274,15 +263,8 @@ static int start_allocator(struct run *r, const struct cli *cli)
 {
 	struct npa_options opt = { .flavor = r->cfg.flavor, .device_count = r->cfg.device_count,
 				   .no_caching = r->cfg.no_memory_caching };
-	int rc = 0;
+	int rc = replay_setup_conf(&r->cfg, cli->alloc_conf, &opt.conf, r->err, sizeof(r->err));
 
-	npa_conf_default(&opt.conf, opt.flavor);
-	if (r->cfg.alloc_conf[0])
-		rc = npa_conf_parse(&opt.conf, opt.flavor, r->cfg.alloc_conf, NPA_ORIGIN_INI,
-				    r->err, sizeof(r->err));
-	if (rc == 0 && cli->alloc_conf)
-		rc = npa_conf_parse(&opt.conf, opt.flavor, cli->alloc_conf, NPA_ORIGIN_CLI,
-				    r->err, sizeof(r->err));
 	if (rc)
 		return refuse(r, "%s", r->err);
 	/* Once, after both sources: the ini and the command line add up. */

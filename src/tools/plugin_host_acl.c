@@ -21,35 +21,52 @@
 
 #include <npumemfs/block_handle.h>
 
+#include "alloc/plugin/plugin_box.h"
 #include "plugin_host_acl.h"
 
 static __thread struct pw_msg *scratch;
 
+/* A message to fill: on a lane the box itself (turns alternate, so it is
+ * ours until we post), elsewhere this thread's own buffer. */
 static struct pw_msg *msg(uint32_t kind, uint32_t op)
 {
-	if (!scratch && !(scratch = malloc(PW_MSG_MAX)))
+	host_leave_if_copy();
+	struct pw_msg *m = host_lane ? &host_lane->box->msg : scratch;
+
+	if (!m && !(m = scratch = malloc(PW_MSG_MAX)))
 		return NULL;
-	memset(scratch, 0, sizeof(*scratch));
-	scratch->kind = kind;
-	scratch->op = op;
-	return scratch;
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->op = op;
+	return m;
+}
+
+/* A lane's turn: post, wait for the daemon's answer in the box. */
+static void lane_exchange(struct host_lane *lane)
+{
+	lane->seq++;
+	pw_box_post(lane->box, lane->seq);
+	if (pw_box_wait(lane->box, lane->seq + 1, -1) != 1)
+		_exit(PW_EXIT_DAEMON_GONE);
+	lane->seq++;
+	if (lane->box->msg.len > PW_MAX_DATA)
+		_exit(PW_EXIT_PROTOCOL);
 }
 
 /* Send m, wait for its answer in m; the daemon gone ends the host. */
 static void exchange(struct pw_msg *m)
 {
-	int fd = host_lane_fd;
 	ssize_t n;
 
-	if (fd < 0) {
-		pthread_mutex_lock(&the_host.async_lock);
-		fd = the_host.async_fd;
+	if (host_lane) {
+		lane_exchange(host_lane);
+		return;
 	}
-	n = send(fd, m, sizeof(*m) + m->len, MSG_NOSIGNAL);
+	pthread_mutex_lock(&the_host.async_lock);
+	n = send(the_host.async_fd, m, sizeof(*m) + m->len, MSG_NOSIGNAL);
 	if (n > 0)
-		n = recv(fd, m, PW_MSG_MAX, 0);
-	if (host_lane_fd < 0)
-		pthread_mutex_unlock(&the_host.async_lock);
+		n = recv(the_host.async_fd, m, PW_MSG_MAX, 0);
+	pthread_mutex_unlock(&the_host.async_lock);
 	if (n < (ssize_t)sizeof(*m))
 		_exit(PW_EXIT_DAEMON_GONE);
 }

@@ -17,8 +17,18 @@ struct host {
 };
 
 extern struct host the_host;
-/* The lane this thread serves, or -1 on the plug-in's own threads. */
-extern __thread int host_lane_fd;
+/* The box of the lane this thread serves (plugin_box.h), and the box's
+ * sequence number as this side last saw it; NULL on the plug-in's own
+ * threads. */
+struct host_lane {
+	struct pw_box *box;
+	uint32_t seq;
+};
+extern __thread struct host_lane *host_lane;
+
+/* In a copy a fork in plug-in code made: end it, before it answers for
+ * the host or touches a box. */
+void host_leave_if_copy(void);
 
 /* Give the plug-in a filter it can call here for the daemon's one. */
 void host_filter_wrap(struct plugin_call *c);

@@ -36,6 +36,11 @@ if [ -x "$bin/npumem-replay" ] && [ -x "$bin/npumem-gentrace" ]; then
 	echo
 fi
 
+if [ -x "$bin/npumem-whatif" ]; then
+	bash "$(dirname "$0")/whatif.sh" "$build" || status=1
+	echo
+fi
+
 if [ -x "$bin/npumemfs" ]; then
 	bash "$(dirname "$0")/fs_bench.sh" "$bin/npumemfs" "$bin/fuse_static" || status=1
 	echo

@@ -24,10 +24,16 @@ ns = {"s": "http://www.w3.org/2000/svg"}
 root = ET.parse(f"{work}/seg.svg").getroot()
 assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
 segments = json.load(open(f"{work}/seg.json"))
-groups = root.findall("s:g[@class='segment']", ns)
+groups = root.findall(".//s:g[@class='segment']", ns)
 assert len(groups) == len(segments) == 3, (len(groups), len(segments))
+# Largest first: the segments that hold the most are drawn at the top.
+sizes = [int(g.get("data-bytes")) for g in groups]
+if sizes != sorted(sizes, reverse=True):
+    sys.exit(f"segments are not drawn largest first: {sizes}")
+by_address = {int(g.get("data-address")): g for g in groups}
 by_state = {}
-for g, seg in zip(groups, segments):
+for seg in segments:
+    g = by_address[seg["address"]]
     blocks = g.findall("s:rect[@class='block']", ns)
     if int(g.get("data-bytes")) != seg["total_size"]:
         sys.exit(f"segment {seg['address']}: {g.get('data-bytes')} bytes drawn, {seg['total_size']} held")

@@ -2,7 +2,7 @@
 # replay_verbs_test.sh CASE - the background replay of README's command 1
 # (conf/npumemfs.ini loops the training trace) and what it means for a
 # graph capture: a global capture it invalidates says so and how to avoid
-# it, `stop` and `start` in workload/replay, and the README's graph example
+# it, `stop` and `start` in workload/replay, and npumemfs(8)'s graph example
 # as a user pastes it. One behaviour per CASE, each on its own mount.
 case_name=$1
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +15,7 @@ R=$MNT/workload/replay
 G=$MNT/ctl/graph
 field() { sed -n "s/^$1: //p" "$R"; }
 
-# README.md's graph example, verbatim: upstream's test_graph_two_successive.
+# npumemfs(8)'s graph example, verbatim: upstream's test_graph_two_successive.
 readme_graph_example() {
 	cat <<'SH'
 cd mnt
@@ -68,14 +68,14 @@ start_resumes_the_last_trace_looping)
 	expect_eq "$(field loop)" true "loop after start"
 	;;
 readme_graph_example_works_after_stop)
-	python3 - "$SRC/README.md" "$(readme_graph_example)" <<'PY' ||
+	python3 - "$SRC/contrib/man/npumemfs.8.scd" "$(readme_graph_example)" <<'PY' ||
 import sys
 if sys.argv[2] + "\n```" not in open(sys.argv[1]).read():
-    sys.exit("README.md's graph example is not the one this test runs")
+    sys.exit("npumemfs(8)'s graph example is not the one this test runs")
 PY
-		fail "the README's example changed"
+		fail "npumemfs(8)'s example changed"
 	out=$(cd "$WORK" && bash -e -c "$(readme_graph_example)" 2>&1) ||
-		fail "the README's graph example failed: $out"
+		fail "npumemfs(8)'s graph example failed: $out"
 	expect_eq "$(sed -n 1p <<<"$out")" 4194304 "memory_reserved in the example"
 	expect_eq "${out: -4}" XXXX "the bytes the replay wrote again"
 	;;

@@ -90,6 +90,8 @@ static void defaults_are_one_npu_device_of_32_gib(void **state)
 	assert_false(fx->cfg.allow_other);
 	assert_string_equal(fx->cfg.replay, "");
 	assert_false(fx->cfg.loop);
+	assert_false(fx->cfg.plugin_in_process);
+	assert_int_equal(fx->cfg.plugin_timeout_ms, 5000);
 }
 
 static void empty_file_keeps_defaults_and_records_its_path(void **state)
@@ -129,6 +131,36 @@ static void every_key_is_applied(void **state)
 	assert_true(fx->cfg.allow_other);
 	assert_string_equal(fx->cfg.replay, trace);
 	assert_true(fx->cfg.loop);
+}
+
+static void plugin_isolation_and_timeout_are_applied(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(load(fx, "[allocator]\nplugin_isolation = none\nplugin_timeout = 250ms\n"),
+			 0);
+	assert_true(fx->cfg.plugin_in_process);
+	assert_int_equal(fx->cfg.plugin_timeout_ms, 250);
+	assert_int_equal(load(fx, "[allocator]\nplugin_isolation = process\nplugin_timeout = 2\n"),
+			 0);
+	assert_false(fx->cfg.plugin_in_process);
+	assert_int_equal(fx->cfg.plugin_timeout_ms, 2000);
+}
+
+static void bad_plugin_isolation_and_timeout_are_refused(void **state)
+{
+	struct fixture *fx = *state;
+
+	expect_error(fx, "[allocator]\nplugin_isolation = thread\n", 2,
+		     "plugin_isolation: 'thread' is not process or none");
+	expect_error(fx, "[allocator]\nplugin_timeout = 5 min\n", 2,
+		     "plugin_timeout: '5 min' is not a time (5s, 250ms)");
+	expect_error(fx, "[allocator]\nplugin_timeout = -1s\n", 2,
+		     "plugin_timeout: '-1s' is not a time (5s, 250ms)");
+	expect_error(fx, "[allocator]\nplugin_timeout = 5ms\n", 2,
+		     "plugin_timeout: '5ms' is not between 10ms and 3600s");
+	expect_error(fx, "[allocator]\nplugin_timeout = 3601s\n", 2,
+		     "plugin_timeout: '3601s' is not between 10ms and 3600s");
 }
 
 static void sizes_accept_bytes_and_binary_suffixes(void **state)
@@ -362,6 +394,8 @@ int main(void)
 		T(defaults_are_one_npu_device_of_32_gib),
 		T(empty_file_keeps_defaults_and_records_its_path),
 		T(every_key_is_applied),
+		T(plugin_isolation_and_timeout_are_applied),
+		T(bad_plugin_isolation_and_timeout_are_refused),
 		T(sizes_accept_bytes_and_binary_suffixes),
 		T(every_size_key_takes_one_space_and_refuses_ambiguous_units),
 		T(relative_replay_path_is_taken_from_the_ini_folder),

@@ -93,6 +93,26 @@ void *fork_alloc(ssize_t size, int device, aclrtStream stream)
 	fork();
 	return ok_alloc(size, device, stream);
 }
+static void *spin(void *arg)
+{
+	(void)arg;
+	for (;;)
+		;
+	return NULL;
+}
+void *spin_thread_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, spin, NULL);
+	return ok_alloc(size, device, stream);
+}
+void *fork_sleeper_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	if (fork() == 0)
+		for (;;)
+			pause();
+	return ok_alloc(size, device, stream);
+}
 void *loop_alloc(ssize_t size, int device, aclrtStream stream)
 {
 	(void)size, (void)device, (void)stream;
@@ -124,11 +144,8 @@ alive() {
 
 # The plug-in is retired: logged with what happened, caching current.
 retired() {
-	local what=$1 how=$2 i
-	for i in $(seq 50); do
-		[ "$(current)" = caching ] && break
-		sleep 0.1
-	done
+	local what=$1 how=$2
+	wait_current caching
 	expect_eq "$(current)" caching "$what: current allocator"
 	grep -q "faulted in .*$how" "$MNT/log" ||
 		fail "$what: the log does not say '$how': $(tail -3 "$MNT/log")"
@@ -176,6 +193,27 @@ truncate -s 4096 "$MNT/tensors/device0/f" || fail "fork_alloc's allocation"
 timeout 5 bash -c "echo caching > '$CTL'" || fail "the swap after a fork hangs"
 rm -f "$MNT/tensors/device0/f"
 alive "fork"
+
+# 4b. A thread still running the plug-in's code when it is unloaded.
+use "$BAD spin_thread_alloc ok_free"
+truncate -s 4096 "$MNT/tensors/device0/s" || fail "spin_thread_alloc's allocation"
+rm "$MNT/tensors/device0/s"
+echo caching >"$CTL"
+sleep 0.3
+alive "unload under a running thread"
+[ -z "$(pgrep -P "$PID")" ] || fail "the host outlived its unload: $(pgrep -a -P "$PID")"
+
+# 6b. A child the plug-in forked dies with its host.
+use "$BAD fork_sleeper_alloc ok_free"
+truncate -s 4096 "$MNT/tensors/device0/c" || fail "fork_sleeper_alloc's allocation"
+host=$(pgrep -P "$PID")
+[ -n "$host" ] && [ "$(pgrep -g "$host" | wc -l)" -ge 2 ] ||
+	fail "no forked child in the host's group: $(pgrep -a -g "${host:-0}")"
+rm "$MNT/tensors/device0/c"
+echo caching >"$CTL"
+sleep 0.3
+[ -z "$(pgrep -r R,S,D,T -g "$host")" ] || fail "the plug-in's child outlived its host: $(pgrep -a -g "$host")"
+alive "forked child"
 
 # 7. A call that never returns: ENOMEM within the bound, and nothing else
 # held by it: the listing and another tensor answer at once.

@@ -26,6 +26,15 @@ use() {
 # The name after "current" in ctl/allocator.
 current() { awk '$1 == "current" { print $2 }' "$CTL"; }
 
+# Up to 5 s for ctl/allocator to name $1 current (a retirement is logged
+# by the thread that sees the fault, not by the write that caused it).
+wait_current() {
+	for _ in $(seq 50); do
+		[ "$(current)" = "$1" ] && return 0
+		sleep 0.1
+	done
+}
+
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$MNT/stats/device${2:-0}"; }
 
 expect_contains() {

@@ -6,26 +6,8 @@ set -u
 
 case_name=$1 replay=$2 gentrace=$3 srcdir=$4 plugin_dir=${5:-}
 arena="$plugin_dir/arena.so arena_alloc arena_free init=arena_init reset=arena_reset"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-
-fail() {
-	echo "FAIL ($case_name): $*" >&2
-	echo "--- stdout:" >&2; cat out >&2 2>/dev/null
-	echo "--- stderr:" >&2; cat err >&2 2>/dev/null
-	exit 1
-}
-
-# run ARGS...: the exit status in $status, output in out and err.
-run() {
-	status=0
-	"$replay" "$@" >out 2>err || status=$?
-}
-
-expect_status() {
-	[ "$status" = "$1" ] || fail "exit status $status, expected $1"
-}
+program=$replay
+. "$(dirname "$0")/cli_lib.sh"
 
 expect_err() {
 	[ "$(cat err)" = "$1" ] || fail "stderr is not: $1"

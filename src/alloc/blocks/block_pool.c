@@ -142,13 +142,34 @@ void npa_pool_remove(struct npa_pool *pool, struct npa_block *b)
 }
 
 /*
+ * A block alone in its bin going to an empty one: the one-node tree moves
+ * whole, its node (a black root) unchanged. Most remainders of a small
+ * pool's split do this, bins there being one 512-byte size each.
+ */
+static bool move_alone(struct npa_pool *pool, struct npa_block *b, unsigned from, unsigned to)
+{
+	struct npa_stream_bins *sb = npa_pool_bins(pool, b->stream);
+
+	if (RB_ROOT(&sb->bin[from]) != b || RB_LEFT(b, node) != NULL ||
+	    RB_RIGHT(b, node) != NULL || !RB_EMPTY(&sb->bin[to]))
+		return false;
+	RB_ROOT(&sb->bin[from]) = NULL;
+	npa_bins_unmark(sb, from);
+	RB_ROOT(&sb->bin[to]) = b;
+	npa_bins_mark(sb, to);
+	return true;
+}
+
+/*
  * A split leaves the remainder's key smaller, so it still sorts before the
  * block after it; when it stays in its bin and still sorts after the block
  * before it, it keeps its node (upstream erases and re-inserts it).
  */
 void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr, size_t size)
 {
-	if (npa_bin_of(size) == npa_bin_of(b->size)) {
+	const unsigned from = npa_bin_of(b->size), to = npa_bin_of(size);
+
+	if (from == to) {
 		const struct npa_block *prev = RB_PREV(npa_bin_tree, NULL, b);
 
 		if (prev == NULL || npa_bin_key_before(prev->size, prev->ptr, size, ptr)) {
@@ -157,6 +178,11 @@ void npa_pool_rekey(struct npa_pool *pool, struct npa_block *b, char *ptr, size_
 			b->gc_base = pool->gc_calls;
 			return;
 		}
+	} else if (move_alone(pool, b, from, to)) {
+		b->ptr = ptr;
+		b->size = size;
+		b->gc_base = pool->gc_calls;
+		return;
 	}
 	npa_pool_remove(pool, b);
 	b->ptr = ptr;

@@ -350,7 +350,7 @@ int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
 
 	if (dev == NULL)
 		return -ENODEV;
-	npa_stats_copy(&dev->lock, &dev->stats, &dev->published, out);
+	npa_stats_copy(&dev->lock, npa_device_complete_stats, &dev->stats, &dev->published, out);
 	return 0;
 }
 

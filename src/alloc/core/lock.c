@@ -43,3 +43,11 @@ void npa_lock_wake(struct npa_lock *l)
 {
 	syscall(SYS_futex, &l->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
+
+void npa_lock_release_published(struct npa_lock *l)
+{
+	if (l->publish)
+		l->publish(l);
+	if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+		npa_lock_wake(l);
+}

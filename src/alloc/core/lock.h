@@ -27,6 +27,9 @@ struct npa_lock {
 
 void npa_lock_wait(struct npa_lock *l, int seen);
 void npa_lock_wake(struct npa_lock *l);
+/* npa_lock_release once a reader wants the stats: out of line, so the
+ * common release makes no call. */
+void npa_lock_release_published(struct npa_lock *l);
 
 static inline void npa_lock_acquire(struct npa_lock *l)
 {
@@ -62,9 +65,9 @@ static inline bool npa_lock_held(struct npa_lock *l)
 
 static inline void npa_lock_release(struct npa_lock *l)
 {
-	if (__builtin_expect(__atomic_load_n(&l->wanted, __ATOMIC_RELAXED), 0) && l->publish)
-		l->publish(l);
-	if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
+	if (__builtin_expect(__atomic_load_n(&l->wanted, __ATOMIC_RELAXED), 0))
+		npa_lock_release_published(l);
+	else if (__atomic_exchange_n(&l->state, 0, __ATOMIC_RELEASE) == 2)
 		npa_lock_wake(l);
 }
 

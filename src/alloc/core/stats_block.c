@@ -59,11 +59,13 @@ static bool read_block(struct npa_stats_block *b, unsigned since, struct npa_sta
  * moment after this call began), or for the lock to come free (the holder
  * let go before it saw the request).
  */
-void npa_stats_copy(struct npa_lock *lock, const struct npa_stats *stats,
-		    struct npa_stats_block *b, struct npa_stats *out)
+void npa_stats_copy(struct npa_lock *lock, void (*complete)(struct npa_lock *lock),
+		    const struct npa_stats *stats, struct npa_stats_block *b,
+		    struct npa_stats *out)
 {
 	for (;;) {
 		if (npa_lock_try(lock)) {
+			complete(lock);
 			*out = *stats;
 			npa_lock_release(lock);
 			return;

@@ -35,8 +35,10 @@ struct npa_stats_block {
 void npa_stats_block_write(struct npa_stats_block *b, const struct npa_stats *from);
 
 /* Copies the stats that `lock` guards, or a publication of them into `b`,
- * into `out`. `lock`'s publisher must write `b`. */
-void npa_stats_copy(struct npa_lock *lock, const struct npa_stats *stats,
-		    struct npa_stats_block *b, struct npa_stats *out);
+ * into `out`. `lock`'s publisher must write `b`; `complete`, called with
+ * the lock held, brings the stats up to date before they are copied. */
+void npa_stats_copy(struct npa_lock *lock, void (*complete)(struct npa_lock *lock),
+		    const struct npa_stats *stats, struct npa_stats_block *b,
+		    struct npa_stats *out);
 
 #endif /* NPA_STATS_BLOCK_H */

@@ -47,6 +47,11 @@ struct npa_last_hit {
 	size_t size;             /* the rounded request that found it */
 	bool split;              /* split off its cached block; block->next is the rest */
 	bool freed;              /* freed, its return to the pool put off */
+	/* Takings of the block whose changes the stats still owe, each but
+	 * the last freed again ("Owed", device_stats.c). */
+	uint64_t owed;
+	uint64_t owed_requested; /* the sum of their requests */
+	size_t owed_largest;     /* the largest of them */
 };
 
 /* The live allocations of PYTORCH_NO_NPU_MEMORY_CACHING, outside every segment. */
@@ -231,9 +236,15 @@ static inline void npa_stat_add_below_peak(struct npa_stat *arr, int type, int64
 }
 
 /* device_stats.c */
+/* The stats as they would be had every taking of the last hit changed
+ * them: called before anything reads them or a change other than a
+ * taking or its free lands on them. */
+void npa_device_pay_owed(struct npa_device *dev);
 void npa_stats_reset_peak(struct npa_stats *st);
 /* The device lock's publisher: its stats into its stats block. */
 void npa_device_publish_stats(struct npa_lock *lock);
+/* npa_device_pay_owed for the device of `lock`, for npa_stats_copy. */
+void npa_device_complete_stats(struct npa_lock *lock);
 void npa_stats_reset_accumulated(struct npa_stats *st);
 
 /* device_memory.c: the device side (aclrtMalloc/aclrtFree and release paths). */

@@ -345,7 +345,9 @@ static __attribute__((noinline)) int align_base(struct npa_device *dev,
  * npa_device_lock), so nothing else ever sees a pool that upstream's could
  * not have. The stats of both go back to values they had since the last
  * reset_peak (that would have settled), so no peak needs a test but
- * requested_bytes', whose request may differ within a rounded size.
+ * requested_bytes', whose request may differ within a rounded size. A
+ * taking again and the free after it do not even change the stats: the
+ * stats owe them until something reads them (device_stats.c, "Owed").
  */
 
 /* Whether an allocation on `stream` goes to `pool`'s private pool (or to
@@ -374,13 +376,33 @@ static inline bool events_first(const struct npa_device *dev, bool capture)
 	return !capture && (!lazy || dev->events.pending > NPA_LAZY_RECLAIM_EVENTS);
 }
 
+/* The freed last hit b allocated again; the stats are owed the change
+ * (device_stats.c, "Owed"). */
+static inline void take_again(struct npa_device *dev, size_t orig_size, void **ptr)
+{
+	struct npa_last_hit *hit = &dev->last_hit;
+	struct npa_block *b = hit->block;
+
+	/* Upstream's rest is the merged block, which kept b's last request. */
+	if (hit->split)
+		b->next->requested_size = b->requested_size;
+	b->requested_size = orig_size;
+	b->allocated = true;
+	hit->owed++;
+	hit->owed_requested += orig_size;
+	if (orig_size > hit->owed_largest)
+		hit->owed_largest = orig_size;
+	hit->freed = false;
+	*ptr = b->ptr;
+}
+
 /* The malloc after a freed last hit: b again, if best fit would find it:
  * the pool is the one that found it, unless events are processed first. */
 static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStream stream,
 			     void **ptr)
 {
 	const struct npa_last_hit *hit = &dev->last_hit;
-	struct npa_block *b = hit->block;
+	const struct npa_block *b = hit->block;
 
 	/* The same size picks the same one of a pool's two halves. */
 	if (npa_round_size(dev, orig_size) != hit->size || stream != b->stream ||
@@ -389,49 +411,16 @@ static inline bool hit_again(struct npa_device *dev, size_t orig_size, aclrtStre
 	if (__builtin_expect(dev->events.pending > 0 || dev->deferred != NULL, 0) &&
 	    events_first(dev, npa_capture_underway(dev, stream)))
 		return false;
-	const int t = npa_pool_stat_type(b->pool);
-	struct npa_stats *st = &dev->stats;
-	const int64_t n = (int64_t)b->size;
-
-	if (hit->split) {
-		struct npa_block *rest = b->next;
-
-		if (b->prev != NULL || rest->next != NULL) {
-			npa_stat_sub(st->inactive_split_bytes, t, n);
-		} else {
-			npa_stat_add_below_peak(st->inactive_split_bytes, t, (int64_t)rest->size);
-			npa_stat_add_below_peak(st->inactive_split, t, 1);
-		}
-		/* Upstream's rest is the merged block, which kept b's last request. */
-		rest->requested_size = b->requested_size;
-	} else if (npa_block_is_split(b)) {
-		npa_stat_sub(st->inactive_split_bytes, t, n);
-		npa_stat_sub(st->inactive_split, t, 1);
-	}
-	b->requested_size = orig_size;
-	b->allocated = true;
-	npa_stat_add_below_peak(st->allocation, t, 1);
-	npa_stat_add_below_peak(st->allocated_bytes, t, n);
-	npa_stat_add_below_peak(st->active, t, 1);
-	npa_stat_add_below_peak(st->active_bytes, t, n);
-	npa_stat_add(st->requested_bytes, t, (int64_t)orig_size);
-	if (b->size >= dev->conf->max_split_size) {
-		st->oversize_allocations.current += 1;
-		st->oversize_allocations.allocated += 1;
-	}
-	dev->last_hit.freed = false;
-	*ptr = b->ptr;
+	take_again(dev, orig_size, ptr);
 	return true;
 }
 
+/* Every malloc but a last hit taken again. */
 static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 				    aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	if (dev->last_hit.block != NULL) {
-		if (dev->last_hit.freed && hit_again(dev, orig_size, stream, ptr))
-			return 0;
+	if (dev->last_hit.block != NULL)
 		npa_device_settle(dev);
-	}
 	if (npa_ptr_map_reserve(&dev->allocated) < 0) {
 		if (err != NULL && errlen > 0)
 			snprintf(err, errlen, "out of host memory for allocator bookkeeping");
@@ -566,11 +555,11 @@ static inline void free_block(struct npa_device *dev, struct npa_block *b)
 	npa_stat_sub(st->requested_bytes, t, (int64_t)b->requested_size);
 }
 
-/* Frees the last hit: b is left aside, still in the pointer map, and every
- * statistic changes as its return to the pool would change it: hit_again's
- * changes undone. Written out in both rather than shared through a helper
- * taking a sign, which cost 18 instructions a pair (pair_instructions.sh). */
-static inline void free_last_hit(struct npa_device *dev, struct npa_block *b)
+/* Frees the last hit as malloc took it from the pool: b is left aside,
+ * still in the pointer map, and every statistic changes as its return to
+ * the pool would change it. A taking of it again is undone by the stats
+ * that owe it, when they are paid (device_stats.c, "Owed"). */
+static __attribute__((noinline)) void free_last_hit(struct npa_device *dev, struct npa_block *b)
 {
 	const int t = npa_pool_stat_type(b->pool);
 	struct npa_stats *st = &dev->stats;
@@ -605,6 +594,8 @@ void npa_device_settle(struct npa_device *dev)
 	struct npa_block *b = dev->last_hit.block;
 	int64_t split_blocks, split_bytes;
 
+	if (dev->last_hit.owed != 0)
+		npa_device_pay_owed(dev);
 	if (dev->last_hit.freed) {
 		npa_ptr_map_del_at(&dev->allocated, npa_ptr_map_slot(&dev->allocated, b->ptr));
 		merge_back(dev, b, &split_blocks, &split_bytes);
@@ -729,10 +720,15 @@ size_t npa_device_fini(struct npa_device *dev, uint64_t *leaked_bytes)
 	return leaks;
 }
 
-/* Size 0, a request of 1 EB or more, and every request when uncached. */
-static int malloc_rare(struct npa *a, struct npa_device *dev, size_t size, void **ptr,
-		       char *err, size_t errlen)
+/* No device of that number, size 0, a request of 1 EB or more, and every
+ * request when uncached. */
+static __attribute__((noinline)) int malloc_rare(struct npa *a, struct npa_device *dev,
+						  size_t size, void **ptr, char *err,
+						  size_t errlen)
 {
+	*ptr = NULL;
+	if (dev == NULL)
+		return -ENODEV;
 	if (size == 0)
 		return 0;
 	if (size >= (size_t)1 << 60) {
@@ -747,20 +743,81 @@ static int malloc_rare(struct npa *a, struct npa_device *dev, size_t size, void 
 	return rc;
 }
 
+/* A malloc that is not the last hit taken again, with the lock held,
+ * which it releases. */
+static __attribute__((noinline)) int malloc_missed(struct npa_device *dev, size_t size,
+						    aclrtStream stream, void **ptr, char *err,
+						    size_t errlen)
+{
+	*ptr = NULL;
+	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return rc;
+}
+
+/* A cached malloc with the lock held, which it releases. */
+static __attribute__((noinline)) int malloc_locked(struct npa_device *dev, size_t size,
+						    aclrtStream stream, void **ptr, char *err,
+						    size_t errlen)
+{
+	/* freed: there is a last hit. */
+	if (!dev->last_hit.freed || !hit_again(dev, size, stream, ptr))
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
+	npa_lock_release(&dev->lock);
+	return 0;
+}
+
+/* A cached malloc that found the lock held. */
+static __attribute__((noinline)) int malloc_contended(struct npa_device *dev, size_t size,
+							aclrtStream stream, void **ptr,
+							char *err, size_t errlen)
+{
+	npa_lock_acquire(&dev->lock);
+	return malloc_locked(dev, size, stream, ptr, err, errlen);
+}
+
+/* The freed last hit asked for again by its last request on its stream,
+ * no events to process, while scopes route: best fit finds it again if
+ * the request goes to its pool. */
+static __attribute__((noinline)) int malloc_in_scope(struct npa_device *dev, size_t size,
+						      aclrtStream stream, void **ptr,
+						      char *err, size_t errlen)
+{
+	if (npa_private_pool_route(&dev->pools, stream) != dev->last_hit.block->pool->owner)
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
+	take_again(dev, size, ptr);
+	npa_lock_release(&dev->lock);
+	return 0;
+}
+
+/* The last hit taken again costs no call on the way: the rest is out of
+ * line, reached by tail calls, so this saves no registers for it. */
 int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void **ptr,
 	       char *err, size_t errlen)
 {
 	struct npa_device *dev = npa_device_of(a, device);
 
-	*ptr = NULL;
-	if (dev == NULL)
-		return -ENODEV;
-	if (__builtin_expect(size - 1 >= a->cached_below, 0))
+	if (__builtin_expect(dev == NULL || size - 1 >= a->cached_below, 0))
 		return malloc_rare(a, dev, size, ptr, err, errlen);
-	npa_lock_acquire(&dev->lock);
-	int rc = npa_device_malloc(dev, size, stream, ptr, err, errlen);
+	if (__builtin_expect(!npa_lock_try(&dev->lock), 0))
+		return malloc_contended(dev, size, stream, ptr, err, errlen);
+	/* The freed last hit, if best fit finds it again with no call to
+	 * ask: its last request on its stream, no events to process, no
+	 * scope routing; else malloc_locked asks. */
+	const struct npa_block *b = dev->last_hit.block;
+
+	if (!dev->last_hit.freed)
+		return malloc_missed(dev, size, stream, ptr, err, errlen);
+	if (size != b->requested_size || stream != b->stream || dev->events.pending != 0 ||
+	    dev->deferred != NULL)
+		return malloc_locked(dev, size, stream, ptr, err, errlen);
+	if (dev->pools.nscopes != 0)
+		return malloc_in_scope(dev, size, stream, ptr, err, errlen);
+	if (b->pool->owner != NULL)
+		return malloc_locked(dev, size, stream, ptr, err, errlen);
+	take_again(dev, size, ptr);
 	npa_lock_release(&dev->lock);
-	return rc;
+	return 0;
 }
 
 static int uncached_free(struct npa *a, void *ptr, char *err, size_t errlen)
@@ -777,38 +834,96 @@ static int uncached_free(struct npa *a, void *ptr, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
+/* Frees allocated block `ptr` of locked `dev`; false if it has none. */
+static bool free_in(struct npa_device *dev, void *ptr)
 {
-	struct npa_ptr_slot *slot;
-	struct npa_device *dev;
+	struct npa_last_hit *hit = &dev->last_hit;
+	struct npa_block *b = hit->block;
 
-	if (ptr == NULL)
-		return 0;
-	dev = npa_lock_owner_as(a, ptr, false, &slot);
+	/* The last hit, allocated: its own pointer, no lookup. */
+	if (b != NULL && b->ptr == ptr && !hit->freed) {
+		if (hit->owed == 0) {
+			free_last_hit(dev, b);
+		} else {
+			b->allocated = false;
+			hit->freed = true;
+		}
+		return true;
+	}
+	struct npa_ptr_slot *slot = npa_device_find(dev, ptr);
+
 	/* A last hit kept aside is still in the pointer map, freed. */
-	if (dev != NULL && slot->block == dev->last_hit.block && dev->last_hit.freed) {
+	if (slot == NULL || (slot->block == b && hit->freed))
+		return false;
+	/* Settling a freed last hit takes its entry out of the pointer map,
+	 * which may move the entry of ptr. */
+	if (b != NULL) {
+		bool moves = hit->freed;
+
+		npa_device_settle(dev);
+		if (moves)
+			slot = npa_device_find(dev, ptr);
+	}
+	npa_device_free(dev, slot);
+	return true;
+}
+
+/* Frees `ptr` in whichever device from `first` on holds it. */
+static int free_from(struct npa *a, int first, void *ptr, char *err, size_t errlen)
+{
+	for (int i = first; i < a->ndev; i++) {
+		struct npa_device *dev = &a->dev[i];
+
+		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
+			continue;
+		npa_lock_acquire(&dev->lock);
+		bool freed = free_in(dev, ptr);
 		npa_lock_release(&dev->lock);
-		dev = NULL;
+		if (freed)
+			return 0;
 	}
 	/* An uncached allocation is in no pointer map: asked after the miss,
 	 * so the cached path pays nothing for the mode. */
-	if (dev == NULL && a->no_caching)
+	if (a->no_caching)
 		return uncached_free(a, ptr, err, errlen);
-	if (dev == NULL) {
-		if (err != NULL && errlen > 0)
-			snprintf(err, errlen, "invalid device pointer: %p", ptr);
-		return -EINVAL;
-	}
-	if (slot->block == dev->last_hit.block) {
-		free_last_hit(dev, slot->block);
-	} else {
-		/* Settling may move the entry of ptr in the pointer map. */
-		if (dev->last_hit.block != NULL) {
-			npa_device_settle(dev);
-			slot = npa_device_find(dev, ptr);
-		}
-		npa_device_free(dev, slot);
-	}
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "invalid device pointer: %p", ptr);
+	return -EINVAL;
+}
+
+/* A free of the only device, its lock held, which it releases. */
+static __attribute__((noinline)) int free_locked(struct npa *a, void *ptr, char *err,
+						  size_t errlen)
+{
+	bool freed = free_in(&a->dev[0], ptr);
+
+	npa_lock_release(&a->dev[0].lock);
+	return freed ? 0 : free_from(a, 1, ptr, err, errlen);
+}
+
+/* The last hit, taken again and now freed: left aside, the stats owing it. */
+static inline bool frees_taken_again(struct npa_device *dev, const void *ptr)
+{
+	struct npa_last_hit *hit = &dev->last_hit;
+	struct npa_block *b = hit->block;
+
+	if (b == NULL || b->ptr != ptr || hit->freed || hit->owed == 0)
+		return false;
+	b->allocated = false;
+	hit->freed = true;
+	return true;
+}
+
+int npa_free(struct npa *a, void *ptr, char *err, size_t errlen)
+{
+	struct npa_device *dev = &a->dev[0];
+
+	if (ptr == NULL)
+		return 0;
+	if (__builtin_expect(a->ndev != 1 || !npa_lock_try(&dev->lock), 0))
+		return free_from(a, 0, ptr, err, errlen);
+	if (!frees_taken_again(dev, ptr))
+		return free_locked(a, ptr, err, errlen);
 	npa_lock_release(&dev->lock);
 	return 0;
 }

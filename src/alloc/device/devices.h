@@ -43,37 +43,26 @@ static inline struct npa_device *npa_device_of(struct npa *a, int device)
 }
 
 /*
- * The device holding `ptr` in its pointer map, returned locked. With
- * several devices, only those whose segments span `ptr` are locked and
- * searched. Settled first (npa_device_lock) unless `settle` is false:
- * npa_free settles only when it does not free the last hit, and tells a
- * last hit already freed, still in the map, from an allocated block.
+ * The device holding `ptr` in its pointer map, returned locked and
+ * settled (npa_device_lock): for every operation on an allocated block
+ * but its free. With several devices, only those whose segments span
+ * `ptr` are locked and searched.
  */
-static inline struct npa_device *npa_lock_owner_as(struct npa *a, const void *ptr,
-						    bool settle, struct npa_ptr_slot **out)
+static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
+						 struct npa_ptr_slot **out)
 {
 	for (int i = 0; i < a->ndev; i++) {
 		struct npa_device *dev = &a->dev[i];
 
 		if (a->ndev > 1 && !npa_device_may_own(dev, ptr))
 			continue;
-		if (settle)
-			npa_device_lock(dev);
-		else
-			npa_lock_acquire(&dev->lock);
+		npa_device_lock(dev);
 		*out = npa_device_find(dev, ptr);
 		if (*out != NULL)
 			return dev;
 		npa_lock_release(&dev->lock);
 	}
 	return NULL;
-}
-
-/* For every operation on an allocated block but its free. */
-static inline struct npa_device *npa_lock_owner(struct npa *a, const void *ptr,
-						 struct npa_ptr_slot **out)
-{
-	return npa_lock_owner_as(a, ptr, true, out);
 }
 
 #endif /* NPA_DEVICES_H */

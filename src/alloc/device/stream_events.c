@@ -278,7 +278,8 @@ static bool event_done(aclrtEvent event)
 /*
  * Drain each queue in the map's slot order; an emptied queue leaves the
  * map at once (erase shifts a later entry into its slot, which is walked
- * next), as upstream's `it = cuda_events.erase(it)` does.
+ * next), as upstream's `it = cuda_events.erase(it)` does. The walk ends
+ * with the last entry rather than the last slot: draining adds none.
  */
 static void walk_queues(struct npa_device *dev,
 			void (*drain)(struct npa_device *dev, struct npa_event_queue *q,
@@ -286,16 +287,19 @@ static void walk_queues(struct npa_device *dev,
 			const struct npa_private_pool *only)
 {
 	struct npa_stream_map *m = &dev->events.map;
+	size_t kept = 0; /* entries walked and left in the map */
 
-	for (size_t i = 0; i < npa_stream_map_end(m);) {
+	for (size_t i = 0; kept < m->n && i < npa_stream_map_end(m);) {
 		struct npa_event_queue *q = npa_stream_map_at(m, i);
 
 		if (q != NULL)
 			drain(dev, q, only);
-		if (q != NULL && q->head == NULL)
+		if (q != NULL && q->head == NULL) {
 			npa_stream_map_erase(m, i);
-		else
+		} else {
+			kept += q != NULL;
 			i++;
+		}
 	}
 }
 

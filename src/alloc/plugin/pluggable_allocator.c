@@ -88,7 +88,7 @@ static void retire(struct npl *a, enum plugin_fn fn, const struct plugin_fault *
 
 /* The host ended while no call was in it (a thread of the plug-in's own,
  * say): retired as after a fault, and whoever listens is told. */
-static void host_died(void *arg)
+static void host_died(void *arg, enum plugin_fn where)
 {
 	struct npl *a = arg;
 	struct plugin_fault f;
@@ -96,7 +96,7 @@ static void host_died(void *arg)
 
 	if (!plugin_host_ended(a->plugin->host, &f))
 		return;
-	retire(a, PLUGIN_NFNS, &f);
+	retire(a, where, &f);
 	pthread_mutex_lock(&a->lock);
 	int fd = a->fault_fd;
 	pthread_mutex_unlock(&a->lock);

@@ -58,7 +58,7 @@ void plugin_call_run(const struct plugin *p, struct plugin_call *c)
 	case PLUGIN_FN_INIT:
 		run_init(p, c);
 		break;
-	case PLUGIN_NFNS:
+	default:
 		break;
 	}
 }
@@ -82,8 +82,10 @@ const char *plugin_call_symbol(const struct plugin *p, enum plugin_fn fn)
 		return p->alloc_name;
 	if (fn == PLUGIN_FN_FREE)
 		return p->free_name;
-	if (fn >= PLUGIN_NFNS)
+	if (fn == PLUGIN_FN_THREAD)
 		return "a thread of its own (outside any call)";
+	if (fn == PLUGIN_FN_DESC)
+		return "an ACL allocator function it registered";
 	if (fn == PLUGIN_FN_INIT)
 		return p->hook_name[PLUGIN_HOOK_init][0] ? p->hook_name[PLUGIN_HOOK_init]
 							 : p->hook_name[PLUGIN_HOOK_init_checked];

@@ -23,7 +23,10 @@ enum plugin_fn {
 	PLUGIN_FN_BASE_ALLOC, PLUGIN_FN_RESET, PLUGIN_FN_MEMORY_FRACTION,
 	PLUGIN_FN_GET_DEVICE_STATS, PLUGIN_FN_RESET_PEAK_STATUS, PLUGIN_FN_BEGIN_POOL,
 	PLUGIN_FN_END_POOL, PLUGIN_FN_RELEASE_POOL, PLUGIN_FN_INIT,
-	PLUGIN_NFNS
+	PLUGIN_NFNS,
+	/* Not calls of the ABI, named when the host ends in them: */
+	PLUGIN_FN_THREAD = PLUGIN_NFNS, /* a thread of its own, outside any call */
+	PLUGIN_FN_DESC,                 /* an ACL allocator function it registered */
 };
 
 struct plugin_call {
@@ -40,6 +43,7 @@ struct plugin_call {
 	void *ret;
 	size_t size_out;
 	int checked;                          /* init_checked's answer */
+	/* Last, so that a message carries the fields above without it. */
 	struct npumemfs_device_stats stats;
 };
 

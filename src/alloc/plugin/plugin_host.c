@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 
 #include <acl/acl_rt.h>
 
+#include "plugin_box.h"
 #include "plugin_host_impl.h"
 #include "plugin_loader.h"
 
@@ -53,23 +55,38 @@ int plugin_host_default_path(char *buf, size_t len)
 	return snprintf(buf, len, "%s/npumem-plugin-host", exe) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-static uint64_t now_ms(void)
+/*
+ * Whether the host has exited, waiting up to wait_ms (-1: as long as it
+ * takes). Its pidfd says so; where there is none (valgrind does not know
+ * pidfd_open), the kernel is asked every 20 ms without reaping it, since
+ * a file descriptor's end could be kept open by a child the plug-in forked.
+ */
+static bool exited(const struct plugin_host *h, int wait_ms)
 {
-	struct timespec ts;
+	struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
+	siginfo_t info;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (h->pidfd >= 0)
+		return poll(&p, 1, wait_ms) == 1;
+	for (int waited = 0;; waited += 20) {
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_PID, (id_t)h->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+		    info.si_pid == h->pid)
+			return true;
+		if (wait_ms >= 0 && waited >= wait_ms)
+			return false;
+		usleep(20000);
+	}
 }
 
 /* h->lock held. How the host ended, once; it is dead or made so. */
 static void settle_end(struct plugin_host *h)
 {
-	struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
 	int st = 0;
 
 	if (h->ended)
 		return;
-	if (poll(&p, 1, 1000) != 1)
+	if (!exited(h, 1000))
 		kill(-h->pid, SIGKILL);
 	pid_t r = waitpid(h->pid, &st, 0);
 	kill(-h->pid, SIGKILL); /* what it left behind in its group */
@@ -122,11 +139,15 @@ static int died(struct plugin_host *h, bool overran, struct plugin_fault *f)
 	return -EFAULT;
 }
 
-static void lane_free(struct ph_lane *l)
+/* h->lock held. */
+static void lane_free(struct plugin_host *h, struct ph_lane *l)
 {
-	if (!l)
-		return;
-	close(l->fd);
+	for (struct ph_lane **pp = &h->all; *pp; pp = &(*pp)->next_all)
+		if (*pp == l) {
+			*pp = l->next_all;
+			break;
+		}
+	munmap(l->box, PW_BOX_SIZE);
 	free(l->msg);
 	free(l);
 }
@@ -148,26 +169,30 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
-/* h->lock held. A new lane, its other end given to the host. */
+/* h->lock held. A new lane: a box in a memfd both map, given to the host. */
 static struct ph_lane *lane_new(struct plugin_host *h)
 {
 	struct ph_lane *l = calloc(1, sizeof(*l));
-	int sv[2];
+	int fd = memfd_create("npumemfs-lane", MFD_CLOEXEC);
+	void *box = MAP_FAILED;
 
-	if (!l || !(l->msg = malloc(PW_MSG_MAX)) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+	if (fd >= 0 && ftruncate(fd, PW_BOX_SIZE) == 0)
+		box = mmap(NULL, PW_BOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!l || box == MAP_FAILED || !(l->msg = malloc(PW_MSG_MAX)) ||
+	    send_fd(h->ctl_fd, fd) != 0) {
+		if (box != MAP_FAILED)
+			munmap(box, PW_BOX_SIZE);
 		if (l)
 			free(l->msg);
 		free(l);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
-	l->fd = sv[0];
-	if (send_fd(h->ctl_fd, sv[1]) != 0) {
-		close(sv[1]);
-		lane_free(l);
-		return NULL;
-	}
-	close(sv[1]);
+	close(fd);
+	l->box = box;
+	l->next_all = h->all;
+	h->all = l;
 	return l;
 }
 
@@ -195,56 +220,56 @@ static void lane_give(struct plugin_host *h, struct ph_lane *l)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* l->msg into the box, and the host's turn. */
+static void post(struct ph_lane *l)
+{
+	memcpy(&l->box->msg, l->msg, sizeof(*l->msg) + l->msg->len);
+	l->seq++;
+	pw_box_post(l->box, l->seq);
+}
+
+/* The host's message out of the box, its length bounded by what fits. */
+static void take(struct ph_lane *l)
+{
+	memcpy(l->msg, &l->box->msg, sizeof(*l->msg));
+	if (l->msg->len > PW_MAX_DATA)
+		l->msg->len = PW_MAX_DATA;
+	memcpy(l->msg->data, l->box->msg.data, l->msg->len);
+}
+
 /* Wait for l's answer, serving the host's requests meanwhile: 1 when it
  * came, 0 when the host went quiet too long, -1 when it ended. */
 static int await(struct plugin_host *h, struct ph_lane *l)
 {
-	uint64_t deadline = now_ms() + h->timeout_ms;
-
 	for (;;) {
-		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
-				       { .fd = h->pidfd, .events = POLLIN } };
-		uint64_t t = now_ms();
-		int wait = t >= deadline ? 0 : (int)(deadline - t);
-		int n = poll(p, 2, wait);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0)
-			return 0;
-		if (!(p[0].revents & POLLIN))
-			return -1;
-		ssize_t got = recv(l->fd, l->msg, PW_MSG_MAX, 0);
-		if (got < (ssize_t)sizeof(*l->msg))
-			return -1;
+		int r = pw_box_wait(l->box, l->seq + 1, (int)h->timeout_ms);
+		if (r != 1)
+			return r;
+		l->seq++;
+		take(l);
 		if (l->msg->kind == PW_RETURN)
 			return 1;
 		if (l->msg->kind != PW_ACL && l->msg->kind != PW_FILTER)
 			return -1;
-		l->msg->len = (uint32_t)((size_t)got - sizeof(*l->msg)) < l->msg->len
-				      ? (uint32_t)((size_t)got - sizeof(*l->msg))
-				      : l->msg->len;
 		ph_serve(h, l->msg);
-		if (send(l->fd, l->msg, sizeof(*l->msg) + l->msg->len, MSG_NOSIGNAL) < 0)
-			return -1;
-		deadline = now_ms() + h->timeout_ms;
+		post(l);
 	}
 }
 
-/* Send what l->msg holds and wait for its PW_RETURN in l->msg; the
+/* Post what l->msg holds and wait for its PW_RETURN in l->msg; the
  * caller gives the lane back after reading it. A lane that failed is
- * in no known state: it is closed. */
+ * in no known state: it is dropped. */
 static int exchange(struct plugin_host *h, struct ph_lane *l, struct plugin_fault *f)
 {
-	int r = -1;
+	int r;
 
-	if (send(l->fd, l->msg, sizeof(*l->msg) + l->msg->len, MSG_NOSIGNAL) >= 0)
-		r = await(h, l);
+	post(l);
+	r = await(h, l);
 	if (r == 1)
 		return 0;
-	lane_free(l);
 	r = died(h, r == 0, f);
 	pthread_mutex_lock(&h->lock);
+	lane_free(h, l);
 	h->busy--;
 	pthread_mutex_unlock(&h->lock);
 	return r;
@@ -255,22 +280,24 @@ int plugin_host_call(struct plugin_host *h, struct plugin_call *c, struct plugin
 	struct ph_lane *l = lane_take(h);
 	int rc;
 
-	if (!l) {
-		plugin_host_ended(h, f);
-		return h->ended ? -EIO : -ENOMEM;
-	}
+	if (!l)
+		return plugin_host_ended(h, f) ? -EIO : -ENOMEM;
 	if (c->fn == PLUGIN_FN_BEGIN_POOL && c->filter)
 		ph_filter_allow(h, c->pool, (void *)c->filter, c->arg);
 	memset(l->msg, 0, sizeof(*l->msg));
 	l->msg->kind = PW_CALL;
-	l->msg->call = *c;
+	pw_put_call(l->msg, c);
 	rc = exchange(h, l, f);
 	if (rc == 0) {
-		struct pw_msg *m = l->msg;
-		c->ret = m->call.ret;
-		c->size_out = m->call.size_out;
-		c->checked = m->call.checked;
-		c->stats = m->call.stats;
+		struct plugin_call r;
+		memset(&r, 0, sizeof(r));
+		pw_get_call(l->msg, &r);
+		/* Only results come back: what was asked stays the caller's. */
+		c->ret = r.ret;
+		c->size_out = r.size_out;
+		c->checked = r.checked;
+		if (c->fn == PLUGIN_FN_GET_DEVICE_STATS)
+			c->stats = r.stats;
 		lane_give(h, l);
 	}
 	if (c->fn == PLUGIN_FN_END_POOL)
@@ -288,8 +315,13 @@ int ph_desc_call(struct plugin_host *h, struct pw_msg *m)
 	memcpy(l->msg, m, sizeof(*m));
 	l->msg->len = 0;
 	if (exchange(h, l, &f) != 0) {
-		if (h->on_death)
-			h->on_death(h->death_arg);
+		/* No plug-in call saw this end: tell it as the watcher would. */
+		pthread_mutex_lock(&h->lock);
+		void (*fn)(void *, enum plugin_fn) = h->on_death;
+		void *arg = h->death_arg;
+		pthread_mutex_unlock(&h->lock);
+		if (fn)
+			fn(arg, PLUGIN_FN_DESC);
 		return -EFAULT;
 	}
 	memcpy(m->v, l->msg->v, sizeof(m->v));
@@ -297,7 +329,8 @@ int ph_desc_call(struct plugin_host *h, struct pw_msg *m)
 	return 0;
 }
 
-void plugin_host_set_on_death(struct plugin_host *h, void (*fn)(void *arg), void *arg)
+void plugin_host_set_on_death(struct plugin_host *h,
+			      void (*fn)(void *arg, enum plugin_fn where), void *arg)
 {
 	pthread_mutex_lock(&h->lock);
 	h->on_death = fn;
@@ -330,7 +363,8 @@ static void *watch(void *arg)
 		struct pollfd p[3] = { { .fd = h->stop_fd, .events = POLLIN },
 				       { .fd = h->pidfd, .events = POLLIN },
 				       { .fd = open ? h->async_fd : -1, .events = POLLIN } };
-		if (poll(p, 3, -1) < 0 && errno != EINTR)
+		int n = poll(p, 3, h->pidfd >= 0 ? -1 : 20);
+		if (n < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			return NULL;
@@ -338,19 +372,21 @@ static void *watch(void *arg)
 			open = serve_async(h);
 		else if (p[2].revents)
 			open = false;
-		if (p[1].revents)
+		if (p[1].revents || (h->pidfd < 0 && n == 0 && exited(h, 0)))
 			break;
 	}
 	pthread_mutex_lock(&h->lock);
 	/* A call in flight sees the end itself and says in which function. */
 	bool told = h->ended || h->busy;
 	settle_end(h);
-	void (*fn)(void *) = h->on_death;
+	for (struct ph_lane *l = h->all; l; l = l->next_all)
+		pw_box_post(l->box, PW_SEQ_ENDED);
+	void (*fn)(void *, enum plugin_fn) = h->on_death;
 	void *fn_arg = h->death_arg;
 	pthread_mutex_unlock(&h->lock);
 	/* A death a call saw is that caller's to tell; one none saw is ours. */
 	if (!told && fn)
-		fn(fn_arg);
+		fn(fn_arg, PLUGIN_FN_THREAD);
 	return NULL;
 }
 
@@ -402,12 +438,8 @@ out:
 
 static void host_free(struct plugin_host *h)
 {
-	struct ph_lane *l;
-
-	while ((l = h->idle)) {
-		h->idle = l->next;
-		lane_free(l);
-	}
+	while (h->all)
+		lane_free(h, h->all);
 	if (h->ctl_fd >= 0)
 		close(h->ctl_fd);
 	if (h->async_fd >= 0)
@@ -450,8 +482,9 @@ static int launch(struct plugin_host *h, const char *path, int object_fd, char *
 		return rc;
 	}
 	h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+	bool no_pidfd = h->pidfd < 0 && errno != ENOSYS;
 	h->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (h->pidfd < 0 || h->stop_fd < 0 ||
+	if (no_pidfd || h->stop_fd < 0 ||
 	    (rc = -pthread_create(&h->watcher, NULL, watch, h)) != 0) {
 		rc = rc ? rc : -errno;
 		snprintf(err, errlen, "cannot watch the plug-in host: %s", strerror(-rc));
@@ -540,8 +573,7 @@ void plugin_host_stop(struct plugin_host *h)
 	h->ctl_fd = -1;
 	pthread_mutex_lock(&h->lock);
 	if (!h->ended) {
-		struct pollfd p = { .fd = h->pidfd, .events = POLLIN };
-		if (poll(&p, 1, 200) != 1)
+		if (!exited(h, 200))
 			kill(-h->pid, SIGKILL);
 		settle_end(h);
 	}

@@ -37,9 +37,11 @@ int plugin_host_start(const struct plugin_isolation *iso, int object_fd, const c
 /* Run c in the host: 0, -EIO when the host is gone already, -EFAULT when
  * it died or overran the bound during this call (what happened in *f). */
 int plugin_host_call(struct plugin_host *h, struct plugin_call *c, struct plugin_fault *f);
-/* Told once, from the host's watcher thread, when the host ends while no
- * call saw it; fn must not wait for anything plugin_host_stop holds. */
-void plugin_host_set_on_death(struct plugin_host *h, void (*fn)(void *arg), void *arg);
+/* Told once when the host ends while no plug-in call saw it: from the
+ * watcher (where: PLUGIN_FN_THREAD) or from a descriptor's trampoline
+ * (PLUGIN_FN_DESC); fn must not wait for anything plugin_host_stop holds. */
+void plugin_host_set_on_death(struct plugin_host *h,
+			      void (*fn)(void *arg, enum plugin_fn where), void *arg);
 /* Whether the host is gone, and how it ended. */
 bool plugin_host_ended(struct plugin_host *h, struct plugin_fault *f);
 /* End the host (its threads and children with it) and free everything. */

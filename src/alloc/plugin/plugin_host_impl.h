@@ -13,10 +13,14 @@
 #include "plugin_host.h"
 #include "plugin_wire.h"
 
+struct pw_box;
+
 struct ph_lane {
-	int fd;
-	struct pw_msg *msg;        /* PW_MSG_MAX bytes */
-	struct ph_lane *next;
+	struct pw_box *box;        /* shared with the host (plugin_box.h) */
+	uint32_t seq;              /* the box's sequence number, our side's view */
+	struct pw_msg *msg;        /* a private copy: PW_MSG_MAX bytes */
+	struct ph_lane *next;      /* idle lanes */
+	struct ph_lane *next_all;  /* every lane, for the end to be told */
 };
 
 struct ph_owned;
@@ -34,11 +38,12 @@ struct plugin_host {
 	const struct plugin_block_api *blocks; /* may be NULL */
 	pthread_t watcher;
 	struct pw_msg *async_msg;
-	void (*on_death)(void *arg);
+	void (*on_death)(void *arg, enum plugin_fn where);
 	void *death_arg;
 
 	pthread_mutex_t lock;      /* lanes, the end, owned, filters, descs */
 	struct ph_lane *idle;
+	struct ph_lane *all;
 	unsigned busy;             /* lanes taken: calls in flight */
 	bool ended;
 	bool timed_out;            /* killed by us for overrunning the bound */

@@ -20,7 +20,9 @@
 #ifndef NPA_PLUGIN_WIRE_H
 #define NPA_PLUGIN_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "plugin_call.h"
 
@@ -82,15 +84,37 @@ struct pw_fault {
 	uint64_t addr;
 };
 
+/* A call's fields but its stats, which only get_device_stats returns (in
+ * data): a message is three cache lines, not nineteen. */
+#define PW_CALL_BYTES offsetof(struct plugin_call, stats)
+
 struct pw_msg {
 	uint32_t kind;     /* enum pw_kind */
 	uint32_t op;       /* enum plugin_fn, pw_acl_op or pw_desc_fn */
 	int32_t rc;        /* an aclError, or a load's -errno */
 	uint32_t len;      /* bytes of data[] */
 	uint64_t v[8];     /* arguments in, results out */
-	struct plugin_call call;   /* PW_CALL and its PW_RETURN */
-	char data[];
+	_Alignas(8) unsigned char call[PW_CALL_BYTES]; /* PW_CALL and its PW_RETURN */
+	_Alignas(8) char data[];
 };
+
+/* A call into and out of a message. */
+static inline void pw_put_call(struct pw_msg *m, const struct plugin_call *c)
+{
+	memcpy(m->call, c, PW_CALL_BYTES);
+	if (c->fn == PLUGIN_FN_GET_DEVICE_STATS && m->kind == PW_RETURN) {
+		memcpy(m->data, &c->stats, sizeof(c->stats));
+		m->len = sizeof(c->stats);
+	}
+}
+
+static inline void pw_get_call(const struct pw_msg *m, struct plugin_call *c)
+{
+	memcpy(c, m->call, PW_CALL_BYTES);
+	if (c->fn == PLUGIN_FN_GET_DEVICE_STATS && m->kind == PW_RETURN &&
+	    m->len == sizeof(c->stats))
+		memcpy(&c->stats, m->data, sizeof(c->stats));
+}
 
 #define PW_MSG_MAX (sizeof(struct pw_msg) + PW_MAX_DATA)
 

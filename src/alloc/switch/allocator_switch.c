@@ -54,12 +54,6 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 	}
 	sw->plugin_timeout_ms = opt->plugin_timeout_ms;
 	sw->plugin_blocks = opt->plugin_blocks;
-	if (sw->plugin_host && sw_reaper_start(sw) != 0) {
-		free(sw->plugin_host);
-		free(sw->plugin_dirs);
-		free(sw);
-		return -ENOMEM;
-	}
 	sw->npa = opt->caching;
 	sw->device_count = opt->device_count;
 	sw->owner = opt->owner;
@@ -565,8 +559,17 @@ static int open_plugin(struct sw *sw, const char *spec, struct sw_entry **out, c
 		return -ENOMEM;
 	}
 	struct plugin_isolation iso = { sw->plugin_host, sw->plugin_timeout_ms, sw->plugin_blocks };
-	int rc = plugin_open(spec, sw->plugin_dirs, sw->owner, init_arg(sw), &iso, &p, err,
-			     errlen);
+	int rc = 0;
+
+	/* At the first load, not at creation: a daemon going to the
+	 * background forks after creating the switch, and a thread does not
+	 * survive a fork. */
+	if (sw->plugin_host && !sw->reaper_on && (rc = sw_reaper_start(sw)) != 0) {
+		snprintf(err, errlen, "cannot start the plug-in reaper: %s", strerror(-rc));
+		free(e);
+		return rc;
+	}
+	rc = plugin_open(spec, sw->plugin_dirs, sw->owner, init_arg(sw), &iso, &p, err, errlen);
 	if (!rc && (rc = npl_create(p, sw->device_count, &e->npl)))
 		snprintf(err, errlen, "cannot set up plug-in: %s", strerror(-rc));
 	if (rc) {

@@ -45,7 +45,8 @@ struct sw {
 	unsigned plugin_timeout_ms;
 	const struct plugin_block_api *plugin_blocks;
 	/* A host that died outside any call is told here; the reaper thread
-	 * retires it (allocator_switch_reaper.c). */
+	 * retires it (allocator_switch_reaper.c). Started at the first load
+	 * under swap_lock. */
 	int fault_fd;
 	int reaper_stop_fd;
 	pthread_t reaper;

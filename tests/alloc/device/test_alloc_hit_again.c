@@ -8,6 +8,8 @@
  * stats after every call, the same snapshots and the same error codes.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@ struct trace {
 	struct npa *a;
 	bool settle;          /* the second run: settled after every call */
 	struct fx_rng rng;
+	unsigned read_every;  /* stats are read after one step in this many */
+	unsigned steps;
 	aclrtStream streams[2];
 	struct npa_pool_id pool;
 	bool in_pool;
@@ -161,13 +165,15 @@ static void step(struct trace *t, struct seen *out)
 	}
 	if (t->settle)
 		fx_check(t->a);
-	assert_int_equal(npa_get_stats(t->a, 0, &out->st), 0);
+	if (t->steps++ % t->read_every == 0)
+		assert_int_equal(npa_get_stats(t->a, 0, &out->st), 0);
 }
 
 static void run(const struct npa_flavor *f, void (*tweak)(struct npa_conf *), bool settle,
-		struct seen *seen, unsigned kept[2])
+		unsigned read_every, struct seen *seen, unsigned kept[2])
 {
-	struct trace t = { .settle = settle, .rng = { 23 }, .repeat = 4096 };
+	struct trace t = { .settle = settle, .rng = { 23 }, .read_every = read_every,
+			   .repeat = 4096 };
 	char err[NPA_ERRLEN];
 
 	t.a = fx_start_device_segments(f, 1 * GiB, tweak);
@@ -189,7 +195,8 @@ static void run(const struct npa_flavor *f, void (*tweak)(struct npa_conf *), bo
 	fx_stop(t.a);
 }
 
-static void same_runs(const struct npa_flavor *f, void (*tweak)(struct npa_conf *))
+static void same_runs_read(const struct npa_flavor *f, void (*tweak)(struct npa_conf *),
+			   unsigned read_every)
 {
 	struct seen *fast = calloc(STEPS + 1, sizeof(*fast));
 	struct seen *settled = calloc(STEPS + 1, sizeof(*settled));
@@ -197,8 +204,8 @@ static void same_runs(const struct npa_flavor *f, void (*tweak)(struct npa_conf 
 
 	assert_non_null(fast);
 	assert_non_null(settled);
-	run(f, tweak, false, fast, kept_fast);
-	run(f, tweak, true, settled, kept_settled);
+	run(f, tweak, false, read_every, fast, kept_fast);
+	run(f, tweak, true, read_every, settled, kept_settled);
 	/* The shortcut was taken often, for whole and split blocks, and only
 	 * where nothing settled it. */
 	assert_true(kept_fast[0] > STEPS / 20);
@@ -212,6 +219,11 @@ static void same_runs(const struct npa_flavor *f, void (*tweak)(struct npa_conf 
 	}
 	free(fast);
 	free(settled);
+}
+
+static void same_runs(const struct npa_flavor *f, void (*tweak)(struct npa_conf *))
+{
+	same_runs_read(f, tweak, 1);
 }
 
 static void nothing_tells_a_block_kept_aside_from_one_back_in_its_pool(void **state)
@@ -271,6 +283,133 @@ static void a_block_kept_aside_is_refused_as_a_freed_pointer(void **state)
 	fx_stop(a);
 }
 
+/* Read seldom, the stats have owed the changes of many pairs in a row
+ * when they are read (device_stats.c, "Owed"). */
+static void nothing_tells_it_when_stats_are_read_seldom(void **state)
+{
+	same_runs_read(FLAVOR(state), NULL, 29);
+}
+
+/* Three requests that round to 3072 bytes in both flavors. */
+static const size_t requests[] = { 2600, 2700, 2800 };
+#define PAIRS 10
+
+/* PAIRS + 1 pairs of the requests in turn: the first makes a segment, the
+ * second is a cached hit and each after it that hit taken again, the
+ * largest request first among them. Returns the requests' sum. */
+static int64_t pairs_in_a_row(struct npa *a, bool settle)
+{
+	int64_t sum = 0;
+
+	for (int i = 0; i <= PAIRS; i++) {
+		size_t size = requests[i % 3];
+		void *p = fx_malloc(a, size, NULL);
+
+		if (settle)
+			fx_check(a);
+		fx_free(a, p);
+		if (settle)
+			fx_check(a);
+		sum += (int64_t)size;
+	}
+	return sum;
+}
+
+static void a_run_of_pairs_read_once_shows_every_pair(void **state)
+{
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 1 * GiB, NULL);
+	int64_t sum = pairs_in_a_row(a, false);
+	struct npa_stats st = fx_stats(a);
+
+	fx_stop(a);
+	a = fx_start_device_segments(FLAVOR(state), 1 * GiB, NULL);
+	pairs_in_a_row(a, true);
+	struct npa_stats settled = fx_stats(a);
+
+	assert_int_equal(st.allocation[ALL].allocated, PAIRS + 1);
+	assert_int_equal(st.allocation[ALL].freed, PAIRS + 1);
+	assert_int_equal(st.allocation[SMALL].current, 0);
+	assert_int_equal(st.allocation[SMALL].peak, 1);
+	assert_int_equal(st.active_bytes[SMALL].allocated, (PAIRS + 1) * 3072);
+	/* The one split of the 2 MiB segment, made and undone with each pair. */
+	assert_int_equal(st.inactive_split[ALL].allocated, PAIRS + 1);
+	assert_int_equal(st.inactive_split_bytes[ALL].freed, (PAIRS + 1) * (2 * MiB - 3072));
+	assert_int_equal(st.requested_bytes[ALL].allocated, sum);
+	assert_int_equal(st.requested_bytes[ALL].freed, sum);
+	assert_int_equal(st.requested_bytes[ALL].current, 0);
+	/* The largest request, first made by a taking again. */
+	assert_int_equal(st.requested_bytes[ALL].peak, 2800);
+	assert_int_equal(st.requested_bytes[SMALL].peak, 2800);
+	assert_memory_equal(&st, &settled, sizeof(st));
+	fx_stop(a);
+}
+
+/* Read while a block taken again is allocated, the stats count it once,
+ * and its free after the read once more. */
+static void stats_read_while_a_taking_is_allocated_count_it_once(void **state)
+{
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 1 * GiB, NULL);
+	void *p = fx_malloc(a, 2600, NULL);
+
+	/* A new segment's block, then a cached hit: the last hit. */
+	fx_free(a, p);
+	assert_ptr_equal(fx_malloc(a, 2600, NULL), p);
+	fx_free(a, p);
+	assert_ptr_equal(fx_malloc(a, 2800, NULL), p);
+	struct npa_stats st = fx_stats(a);
+
+	assert_int_equal(st.allocation[ALL].current, 1);
+	assert_int_equal(st.allocation[ALL].allocated, 3);
+	assert_int_equal(st.allocation[ALL].freed, 2);
+	assert_int_equal(st.requested_bytes[ALL].current, 2800);
+	assert_int_equal(st.requested_bytes[ALL].peak, 2800);
+	assert_int_equal(st.inactive_split[ALL].current, 1);
+	fx_free(a, p);
+	st = fx_stats(a);
+	assert_int_equal(st.allocation[ALL].current, 0);
+	assert_int_equal(st.allocation[ALL].freed, 3);
+	assert_int_equal(st.requested_bytes[ALL].current, 0);
+	assert_int_equal(st.requested_bytes[ALL].freed, 2600 + 2600 + 2800);
+	assert_int_equal(st.inactive_split[ALL].current, 0);
+	assert_int_equal(st.inactive_split[ALL].freed, 3);
+	fx_stop(a);
+}
+
+struct reader {
+	struct npa *a;
+	struct npa_stats st;
+};
+
+static void *read_stats(void *arg)
+{
+	struct reader *r = arg;
+
+	assert_int_equal(npa_get_stats(r->a, 0, &r->st), 0);
+	return NULL;
+}
+
+/* A reader that finds the lock held gets the holder's publication: it
+ * shows the pairs the stats owed when the holder let go. */
+static void a_reader_waiting_for_the_lock_is_shown_every_pair(void **state)
+{
+	struct npa *a = fx_start_device_segments(FLAVOR(state), 1 * GiB, NULL);
+	struct npa_lock *lock = &a->dev[0].lock;
+	struct reader r = { .a = a };
+	pthread_t tid;
+	int64_t sum = pairs_in_a_row(a, false);
+
+	npa_lock_acquire(lock);
+	assert_int_equal(pthread_create(&tid, NULL, read_stats, &r), 0);
+	while (!__atomic_load_n(&lock->wanted, __ATOMIC_ACQUIRE))
+		sched_yield();
+	npa_lock_release(lock);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	assert_int_equal(r.st.allocation[ALL].allocated, PAIRS + 1);
+	assert_int_equal(r.st.requested_bytes[ALL].allocated, sum);
+	assert_int_equal(r.st.requested_bytes[ALL].peak, 2800);
+	fx_stop(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +417,10 @@ int main(void)
 		BOTH_FLAVORS(nothing_tells_it_with_oversize_blocks_and_divisions),
 		BOTH_FLAVORS(nothing_tells_it_with_lazy_reclaim),
 		BOTH_FLAVORS(a_block_kept_aside_is_refused_as_a_freed_pointer),
+		BOTH_FLAVORS(nothing_tells_it_when_stats_are_read_seldom),
+		BOTH_FLAVORS(a_run_of_pairs_read_once_shows_every_pair),
+		BOTH_FLAVORS(stats_read_while_a_taking_is_allocated_count_it_once),
+		BOTH_FLAVORS(a_reader_waiting_for_the_lock_is_shown_every_pair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,35 @@
+/*
+ * replay_setup.h - what the offline replay programs (npumem-replay,
+ * npumem-whatif) set up alike: the configuration from an ini and the
+ * command line, the allocator settings over it, the plug-in folders.
+ */
+#ifndef NPUMEMFS_REPLAY_SETUP_H
+#define NPUMEMFS_REPLAY_SETUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc/conf/alloc_conf.h"
+#include "config.h"
+
+struct replay_setup {
+	const char *config;   /* --config, or NULL */
+	const char *flavor;   /* --flavor, or NULL */
+	uint64_t capacity;    /* --device-capacity, 0: the ini's */
+	int devices;          /* --devices, 0: the ini's, or what the trace names */
+};
+
+/* The ini, the environment, then the command line over them: 0, or
+ * -errno with "FILE:LINE: reason" in err. */
+int replay_setup_config(const struct replay_setup *s, int trace_max_device,
+			struct nmfs_config *cfg, char *err, size_t errlen);
+/* The ini's alloc_conf, then `alloc_conf` (may be NULL) over it, on the
+ * flavor's defaults: 0, or -EINVAL with upstream's message in err. */
+int replay_setup_conf(const struct nmfs_config *cfg, const char *alloc_conf,
+		      struct npa_conf *out, char *err, size_t errlen);
+/* Append DIR, made absolute (the loader compares canonical paths), to
+ * the comma-separated `dirs`: 0, or -errno with the reason in err. */
+int replay_setup_plugin_dir(char *dirs, size_t size, const char *dir, char *err,
+			    size_t errlen);
+
+#endif /* NPUMEMFS_REPLAY_SETUP_H */

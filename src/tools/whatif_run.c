@@ -1,0 +1,163 @@
+/*
+ * whatif_run.c - one row of npumem-whatif in this process: the machine,
+ * the allocator under the row's setting (or the switch with its plug-in),
+ * the replay, and the capacity search, each capacity on a machine of its
+ * own.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc/acl/block_handle.h"
+#include "alloc/caching/caching_allocator.h"
+#include "alloc/switch/allocator_switch.h"
+#include "machine.h"
+#include "replay_setup.h"
+#include "whatif_rows.h"
+
+/* The search doubles the configured capacity up to this at most. */
+#define CAPACITY_LIMIT (1ull << 40)
+
+/* One machine at one capacity, with the row's allocator on it. */
+struct rig {
+	const struct whatif_env *env;
+	const struct whatif_setting *s;
+	uint64_t probe_events;  /* the capacity search's replays, summed */
+	bool sim_up;
+	struct npa *alloc;
+	struct sw *sw;
+};
+
+static int start_allocator(struct rig *g, const struct nmfs_config *cfg, char *err,
+			   size_t errlen)
+{
+	struct npa_options opt = { .flavor = cfg->flavor, .device_count = cfg->device_count,
+				   .no_caching = cfg->no_memory_caching };
+	int rc = replay_setup_conf(cfg, g->s->plugin ? NULL : g->s->text, &opt.conf, err,
+				   errlen);
+
+	if (rc)
+		return rc;
+	return npa_create_err(&opt, &g->alloc, err, errlen);
+}
+
+/* The switch with the plug-in current, under the daemon's trust rules. */
+static int start_plugin(struct rig *g, const struct nmfs_config *cfg, char *err,
+			size_t errlen)
+{
+	struct sw_options opt = { .caching = g->alloc, .device_count = cfg->device_count,
+				  .plugin_dirs = g->env->plugin_dirs, .owner = getuid() };
+	int rc;
+
+	if ((rc = sw_create(&opt, &g->sw)) != 0) {
+		snprintf(err, errlen, "cannot create the allocator switch: %s", strerror(-rc));
+		return rc;
+	}
+	npa_block_handles_bind(g->sw);
+	if (sw_set_plugin(g->sw, g->s->text, err, errlen) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void rig_down(struct rig *g)
+{
+	sw_destroy(g->sw);
+	g->sw = NULL;
+	npa_block_handles_bind(NULL);
+	if (g->alloc)
+		npa_destroy(g->alloc, NULL);
+	g->alloc = NULL;
+	if (g->sim_up)
+		machine_stop();
+	g->sim_up = false;
+}
+
+static int rig_up(struct rig *g, uint64_t capacity, struct allocator *out, char *err,
+		  size_t errlen)
+{
+	struct nmfs_config cfg = g->env->cfg;
+	int rc;
+
+	cfg.capacity = capacity;
+	if ((rc = machine_start(&cfg, err, errlen)) != 0)
+		return rc;
+	g->sim_up = true;
+	rc = start_allocator(g, &cfg, err, errlen);
+	if (rc == 0 && g->s->plugin)
+		rc = start_plugin(g, &cfg, err, errlen);
+	if (rc) {
+		rig_down(g);
+		return rc;
+	}
+	*out = g->sw ? sw_allocator(g->sw) : npa_allocator(g->alloc);
+	return 0;
+}
+
+static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_opts *opt,
+		      struct wl_whatif_row *row, char *err, size_t errlen)
+{
+	struct allocator a;
+	int rc = rig_up(g, capacity, &a, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = wl_whatif_measure(a, g->env->trace, opt, row, err, errlen);
+	rig_down(g);
+	return rc;
+}
+
+/* The capacity search's probe: a replay that stops at the first OOM. */
+static int runs_at(void *ctx, uint64_t capacity, char *err, size_t errlen)
+{
+	struct rig *g = ctx;
+	const struct wl_whatif_opts opt = { .stop_at_oom = true, .device = g->env->device };
+	struct wl_whatif_row row;
+	int rc = measure_at(g, capacity, &opt, &row, err, errlen);
+
+	g->probe_events += row.events;
+	return rc < 0 ? rc : row.num_ooms == 0;
+}
+
+static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
+			   size_t errlen)
+{
+	const struct whatif_env *env = g->env;
+	const struct wl_capacity_probe probe = { .runs = runs_at, .ctx = g };
+	const struct wl_capacity_search s = {
+		.floor = env->largest_request,
+		.start = env->cfg.capacity,
+		.limit = env->cfg.capacity > CAPACITY_LIMIT ? env->cfg.capacity : CAPACITY_LIMIT,
+		.page = env->cfg.page_size,
+	};
+
+	int rc;
+
+	out->min_searched = true;
+	rc = wl_min_capacity_find(&probe, &s, &out->min, err, errlen);
+	out->min_events = g->probe_events;
+	return rc;
+}
+
+int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
+		   unsigned index, unsigned rows, struct whatif_result *out, char *err,
+		   size_t errlen)
+{
+	struct rig g = { .env = env, .s = s };
+	struct wl_whatif_opts opt = { .curve = env->curve_every ? &out->curve : NULL,
+				      .device = env->device };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->index = index;
+	out->rows = rows;
+	out->plugin = s->plugin;
+	out->curve.every = env->curve_every;
+	snprintf(out->settings, sizeof(out->settings), "%s", s->text);
+	snprintf(out->flavor, sizeof(out->flavor), "%s", env->cfg.flavor->name);
+	snprintf(out->under, sizeof(out->under), "%s", env->cfg.alloc_conf);
+	rc = measure_at(&g, env->cfg.capacity, &opt, &out->m, err, errlen);
+	if (rc == 0 && env->min_capacity)
+		rc = search_capacity(&g, out, err, errlen);
+	return rc;
+}
