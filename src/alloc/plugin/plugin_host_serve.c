@@ -322,19 +322,27 @@ static struct ph_desc *desc_of(struct plugin_host *h, uint64_t desc)
 	return d;
 }
 
+/* An alloc or alloc_advise in the host: the block it gives, as the
+ * device's block (NULL when it gave none or its host is gone). */
+static void *host_block(struct ph_desc *d, struct pw_msg *m)
+{
+	struct ph_block *b = malloc(sizeof(*b));
+
+	if (!b || ph_desc_call(d->host, m) != 0 || !m->v[0]) {
+		free(b);
+		return NULL;
+	}
+	*b = (struct ph_block){ d, m->v[0] };
+	return b;
+}
+
 static void *tramp_alloc(aclrtAllocator obj, size_t size)
 {
 	struct ph_desc *d = obj;
 	struct pw_msg m = { .kind = PW_DESC, .op = PW_DESC_ALLOC,
 			    .v = { d->fn[PW_DESC_ALLOC], d->obj, size } };
-	struct ph_block *b = malloc(sizeof(*b));
 
-	if (!b || ph_desc_call(d->host, &m) != 0 || !m.v[0]) {
-		free(b);
-		return NULL;
-	}
-	*b = (struct ph_block){ d, m.v[0] };
-	return b;
+	return host_block(d, &m);
 }
 
 static void tramp_free(aclrtAllocator obj, aclrtAllocatorBlock block)
@@ -354,14 +362,8 @@ static void *tramp_advise(aclrtAllocator obj, size_t size, aclrtAllocatorAddr ad
 	struct ph_desc *d = obj;
 	struct pw_msg m = { .kind = PW_DESC, .op = PW_DESC_ALLOC_ADVISE,
 			    .v = { d->fn[PW_DESC_ALLOC_ADVISE], d->obj, size, U(addr) } };
-	struct ph_block *b = malloc(sizeof(*b));
 
-	if (!b || ph_desc_call(d->host, &m) != 0 || !m.v[0]) {
-		free(b);
-		return NULL;
-	}
-	*b = (struct ph_block){ d, m.v[0] };
-	return b;
+	return host_block(d, &m);
 }
 
 static void *tramp_addr(aclrtAllocatorBlock block)

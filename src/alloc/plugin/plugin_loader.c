@@ -151,8 +151,10 @@ struct guarded {
 	struct plugin_call *c;
 };
 
-static void plugin_call_run_guarded(struct guarded *g)
+static void run_guarded(void *arg)
 {
+	const struct guarded *g = arg;
+
 	plugin_call_run(g->p, g->c);
 }
 
@@ -181,8 +183,7 @@ int plugin_exec(const struct plugin *p, struct plugin_call *c, struct plugin_fau
 {
 	if (p->host)
 		return plugin_host_call(p->host, c, f);
-	return plugin_guard_call((void (*)(void *))plugin_call_run_guarded, &(struct guarded){ p, c },
-				 f);
+	return plugin_guard_call(run_guarded, &(struct guarded){ p, c }, f);
 }
 
 /* upstream createCustomAllocator(): init(device_count) once, at creation,
