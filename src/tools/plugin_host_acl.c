@@ -217,24 +217,18 @@ aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize)
 	return rc;
 }
 
-/* The plug-in's side of a copy travels in the message, both ways. */
-static aclError copy(enum pw_acl_op op, void *dst, size_t destMax, const void *src,
-		     size_t count, aclrtMemcpyKind kind, aclrtStream stream)
+/* One piece of a copy: the plug-in's side of its bytes travels in the
+ * message, both ways; `rest` is what the whole copy has left from here,
+ * so that the daemon refuses a copy that would run out of its block
+ * before a first piece lands. */
+static aclError copy_piece(enum pw_acl_op op, void *dst, size_t destMax, const void *src,
+			   size_t count, size_t rest, aclrtMemcpyKind kind, aclrtStream stream)
 {
-	bool from_host = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_HOST_TO_HOST;
-	bool to_host = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_HOST_TO_HOST;
-	struct pw_msg *m;
+	bool from_host = kind == ACL_MEMCPY_HOST_TO_DEVICE;
+	bool to_host = kind == ACL_MEMCPY_DEVICE_TO_HOST;
+	struct pw_msg *m = msg(PW_ACL, op);
 	aclError rc;
 
-	if (!dst || !src || count > destMax)
-		return ACL_ERROR_INVALID_PARAM;
-	if (count > PW_MAX_DATA)
-		return ACL_ERROR_FEATURE_UNSUPPORTED;
-	if (kind == ACL_MEMCPY_HOST_TO_HOST) {
-		memmove(dst, src, count);
-		return ACL_SUCCESS;
-	}
-	m = msg(PW_ACL, op);
 	if (!m)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	m->v[0] = U(dst);
@@ -243,6 +237,7 @@ static aclError copy(enum pw_acl_op op, void *dst, size_t destMax, const void *s
 	m->v[3] = count;
 	m->v[4] = (uint64_t)kind;
 	m->v[5] = U(stream);
+	m->v[6] = rest;
 	if (from_host) {
 		memcpy(m->data, src, count);
 		m->len = (uint32_t)count;
@@ -250,6 +245,32 @@ static aclError copy(enum pw_acl_op op, void *dst, size_t destMax, const void *s
 	rc = rpc(m);
 	if (rc == ACL_SUCCESS && to_host && m->len == count)
 		memcpy(dst, m->data, count);
+	return rc;
+}
+
+/* A copy with a host side goes a message's worth at a time, in order on
+ * its stream; device to device moves no bytes through the host and goes
+ * whole. */
+static aclError copy(enum pw_acl_op op, void *dst, size_t destMax, const void *src,
+		     size_t count, aclrtMemcpyKind kind, aclrtStream stream)
+{
+	size_t step = kind == ACL_MEMCPY_DEVICE_TO_DEVICE ? count : PW_MAX_DATA;
+	size_t done = 0;
+	aclError rc;
+
+	if (!dst || !src || count > destMax)
+		return ACL_ERROR_INVALID_PARAM;
+	if (kind == ACL_MEMCPY_HOST_TO_HOST) {
+		memmove(dst, src, count);
+		return ACL_SUCCESS;
+	}
+	do {
+		size_t n = count - done < step ? count - done : step;
+
+		rc = copy_piece(op, (char *)dst + done, destMax - done, (const char *)src + done,
+				n, count - done, kind, stream);
+		done += n;
+	} while (rc == ACL_SUCCESS && done < count);
 	return rc;
 }
 

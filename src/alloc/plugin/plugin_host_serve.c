@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <acl/acl_mdl.h>
 #include <acl/acl_rt.h>
 #include <acl/acl_rt_allocator.h>
 
@@ -201,23 +202,39 @@ static aclError serve_vm(struct plugin_host *h, struct pw_msg *m)
 	}
 }
 
+/* A stream capturing now records a copy to run at each replay; the host's
+ * side of the bytes is a message that is gone by then. */
+static bool capturing(aclrtStream stream)
+{
+	aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+	aclmdlRI model = NULL;
+
+	return aclmdlRICaptureGetInfo(stream, &status, &model) == ACL_SUCCESS &&
+	       status != ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+}
+
 /* The host's side of the bytes is in the message; the device side must
- * be the host's own memory. */
+ * be the host's own memory for the whole copy (v[6] bytes from here, of
+ * which this message is the first v[3]). */
 static aclError serve_copy(struct plugin_host *h, struct pw_msg *m)
 {
 	aclrtMemcpyKind kind = (aclrtMemcpyKind)m->v[4];
-	uint64_t count = m->v[3];
+	uint64_t count = m->v[3], whole = m->v[6];
 	bool dst_dev = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
 	bool src_dev = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
+	bool payload = !(dst_dev && src_dev);
 	void *dst = dst_dev ? P(m->v[0]) : m->data;
 	const void *src = src_dev ? P(m->v[2]) : m->data;
 	aclError rc;
 
-	if (count > PW_MAX_DATA || (!src_dev && m->len != count) || (!dst_dev && !src_dev))
+	if ((!dst_dev && !src_dev) || whole < count ||
+	    (payload && (count > PW_MAX_DATA || (!src_dev && m->len != count))))
 		return ACL_ERROR_INVALID_PARAM;
-	if ((dst_dev && !owns_range(h, m->v[0], count)) ||
-	    (src_dev && !owns_range(h, m->v[2], count)))
+	if ((dst_dev && !owns_range(h, m->v[0], whole)) ||
+	    (src_dev && !owns_range(h, m->v[2], whole)))
 		return ACL_ERROR_INVALID_PARAM;
+	if (payload && m->op == PW_ACL_MemcpyAsync && capturing(P(m->v[5])))
+		return ACL_ERROR_RT_STREAM_CAPTURED;
 	if (m->op == PW_ACL_MemcpyAsync)
 		rc = aclrtMemcpyAsync(dst, dst_dev ? m->v[1] : count, src, count, kind,
 				      P(m->v[5]));
