@@ -4,7 +4,7 @@
  *     npumem-replay [--config FILE] [--flavor npu|cuda] [--alloc-conf STR]
  *                   [--no-memory-caching]
  *                   [--device-capacity SIZE] [--devices N]
- *                   [--format stats|json|summary|snapshot] [--check]
+ *                   [--format stats|json|summary|snapshot|pins] [--check]
  *                   [--plugin "PATH ALLOC_FN FREE_FN [HOOK=FN ...]" --plugin-dir DIR]
  *                   TRACE
  *
@@ -50,9 +50,9 @@
 /* parse_args: the options are good, go on. */
 #define GO_ON (-1)
 
-enum format { FORMAT_STATS, FORMAT_JSON, FORMAT_SUMMARY, FORMAT_SNAPSHOT };
+enum format { FORMAT_STATS, FORMAT_JSON, FORMAT_SUMMARY, FORMAT_SNAPSHOT, FORMAT_PINS };
 
-static const char *const format_names[] = { "stats", "json", "summary", "snapshot" };
+static const char *const format_names[] = { "stats", "json", "summary", "snapshot", "pins" };
 
 struct cli {
 	const char *config;
@@ -81,6 +81,7 @@ struct run {
 	struct npa *alloc;
 	struct sw *sw;           /* only with --plugin */
 	struct wl_replay *replay;
+	struct sbuf pins;        /* --format pins: a line a pin, as they run */
 	char err[ERRLEN];
 };
 
@@ -96,7 +97,8 @@ static const char usage[] =
 	"                          PYTORCH_NO_NPU_MEMORY_CACHING=1, over the ini)\n"
 	"  --device-capacity SIZE  bytes per device, or with KiB/MiB/GiB (default 32GiB)\n"
 	"  --devices N             number of devices (default: the ini's, or what the trace names)\n"
-	"  --format FORMAT         stats, json, summary (default) or snapshot\n"
+	"  --format FORMAT         stats, json, summary (default), snapshot, or pins\n"
+	"                          (the pinned host block each pin line got)\n"
 	"  --check                 check the allocator's invariants after every event (slow)\n"
 	"  --plugin SPEC           replay through a plug-in: \"PATH ALLOC_FN FREE_FN [HOOK=FN ...]\"\n"
 	"  --plugin-dir DIR        allow plug-ins under DIR (repeatable; or the ini's plugin_dirs)\n"
@@ -174,8 +176,8 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 		return 0;
 	case 'F':
 		if (parse_format(arg, &cli->format) != 0)
-			return usage_error("unknown format '%s' (stats, json, summary or snapshot)",
-					   arg);
+			return usage_error("unknown format '%s' (stats, json, summary, snapshot "
+					   "or pins)", arg);
 		return 0;
 	case 'k': cli->check = true; return 0;
 	case 'p': cli->plugin = arg; return 0;
@@ -318,6 +320,26 @@ static int replay_refused(struct run *r, int rc)
 	return rc == -EINVAL ? device_refused(r) : EXIT_FAILURE;
 }
 
+/*
+ * A pin line's block, named by the order in which the host allocator
+ * made its blocks, so that which cached block served which pin reads
+ * without addresses. The expandable variant's blocks split and merge:
+ * "-", as for a pin of 0 bytes, which gets no block.
+ */
+static void print_pin(void *arg, const struct wl_pin_served *p)
+{
+	struct sbuf *out = arg;
+
+	sbuf_printf(out, "pin line=%u size=%llu ", p->line, (unsigned long long)p->size);
+	if (p->refused)
+		sbuf_printf(out, "refused\n");
+	else if (p->block == 0)
+		sbuf_printf(out, "block=- block_size=%llu\n", (unsigned long long)p->block_size);
+	else
+		sbuf_printf(out, "block=%llu block_size=%llu %s\n", (unsigned long long)p->block,
+			    (unsigned long long)p->block_size, p->fresh ? "new" : "cached");
+}
+
 static int start_replay(struct run *r, const struct cli *cli)
 {
 	struct allocator target = r->sw ? sw_allocator(r->sw) : npa_allocator(r->alloc);
@@ -326,6 +348,8 @@ static int start_replay(struct run *r, const struct cli *cli)
 	if (rc != 0)
 		return replay_refused(r, rc);
 	wl_replay_set_check(r->replay, cli->check);
+	if (cli->format == FORMAT_PINS)
+		wl_replay_on_pin(r->replay, print_pin, &r->pins);
 	return 0;
 }
 
@@ -553,17 +577,28 @@ static int format_host(struct run *r, enum format format, struct sbuf *out)
 	return report_pinned_json(out, &h, &pins);
 }
 
+/* The device's report, then its private pools and pinned memory. */
+static int format_all(struct run *r, enum format format, struct sbuf *out)
+{
+	int rc = format_report(r, format, out);
+
+	if (rc == 0)
+		rc = format_pools(r, format, out);
+	if (rc == 0)
+		rc = format_host(r, format, out);
+	return rc;
+}
+
 static int print_report(struct run *r, enum format format)
 {
 	struct sbuf out;
 	int rc;
 
 	sbuf_init(&out);
-	rc = format_report(r, format, &out);
-	if (rc == 0)
-		rc = format_pools(r, format, &out);
-	if (rc == 0)
-		rc = format_host(r, format, &out);
+	if (format == FORMAT_PINS)
+		rc = r->pins.error ? r->pins.error : sbuf_append(&out, r->pins.data, r->pins.len);
+	else
+		rc = format_all(r, format, &out);
 	if (rc == 0 && out.len)
 		fwrite(out.data, 1, out.len, stdout);
 	sbuf_release(&out);
@@ -588,6 +623,7 @@ static void teardown(struct run *r)
 	if (r->sim_up)
 		machine_stop();
 	wl_trace_stream_close(r->in);
+	sbuf_release(&r->pins);
 }
 
 int main(int argc, char **argv)
@@ -603,6 +639,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	r.trace = wl_trace_stream_trace(r.in);
+	sbuf_init(&r.pins);
 	scan_devices(&r, &cli);
 	status = read_chunk(&r);
 	if (status == 0) {

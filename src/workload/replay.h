@@ -50,6 +50,19 @@ struct wl_replay_counters {
 
 struct wl_replay;
 
+/* What a pin line got from the pinned host allocator. */
+struct wl_pin_served {
+	uint32_t line;        /* the pin line in the trace */
+	uint64_t size;        /* the bytes it asked for */
+	uint64_t block;       /* npa_host_block_serial: 0 if refused, of size 0,
+			       * or under the expandable variant */
+	uint64_t block_size;  /* 0 if refused or of size 0 */
+	bool fresh;           /* the allocator made the block for this pin */
+	bool refused;         /* the host could not hold it (counted in pin_ooms) */
+};
+
+typedef void (*wl_pin_fn)(void *arg, const struct wl_pin_served *pin);
+
 /*
  * A replay is driven by one thread at a time: run, counters, release_all
  * and free are not meant to race each other (read the counters between
@@ -79,6 +92,8 @@ int wl_replay_follow(struct wl_replay *r, char *err, size_t errlen);
  * event (slow); a target without check (the switch) is not checked.
  */
 void wl_replay_set_check(struct wl_replay *r, bool check);
+/* fn(arg, pin) after each pin line, in trace order; NULL fn: none. */
+void wl_replay_on_pin(struct wl_replay *r, wl_pin_fn fn, void *arg);
 /*
  * Run events [from, to) of the trace (to is clamped to the trace's end).
  * Chunks must follow each other in order; to run the trace again from 0,

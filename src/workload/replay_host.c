@@ -55,6 +55,31 @@ static void requested_add(struct wl_replay *r, int64_t bytes)
 		r->c.pinned_requested_peak = r->c.pinned_requested;
 }
 
+void wl_replay_on_pin(struct wl_replay *r, wl_pin_fn fn, void *arg)
+{
+	r->on_pin = fn;
+	r->on_pin_arg = arg;
+}
+
+/* Serials grow as blocks are made, so a pin's block is new if none
+ * before it had as high a number. */
+static void tell_pin(struct wl_replay *r, const struct wl_event *ev, void *p)
+{
+	struct wl_pin_served s = { .line = ev->line, .size = ev->size,
+				   .refused = p == PIN_OOMED };
+
+	if (r->on_pin == NULL)
+		return;
+	if (p != NULL && !s.refused) {
+		s.block = npa_host_block_serial(host(r), p);
+		s.block_size = npa_host_block_size(host(r), p);
+		s.fresh = s.block > r->newest_block;
+		if (s.fresh)
+			r->newest_block = s.block;
+	}
+	r->on_pin(r->on_pin_arg, &s);
+}
+
 static int do_pin(struct wl_replay *r, const struct wl_event *ev, char *err, size_t errlen)
 {
 	aclrtStream s;
@@ -69,6 +94,7 @@ static int do_pin(struct wl_replay *r, const struct wl_event *ev, char *err, siz
 	if (rc == -ENOMEM) {
 		r->pinned[ev->slot] = PIN_OOMED;
 		r->c.pin_ooms++;
+		tell_pin(r, ev, PIN_OOMED);
 		return 0;
 	}
 	if (rc)
@@ -76,6 +102,7 @@ static int do_pin(struct wl_replay *r, const struct wl_event *ev, char *err, siz
 	r->pinned_size[ev->slot] = ev->size;
 	requested_add(r, (int64_t)ev->size);
 	r->c.pins++;
+	tell_pin(r, ev, r->pinned[ev->slot]);
 	return 0;
 }
 

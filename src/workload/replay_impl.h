@@ -56,6 +56,9 @@ struct wl_replay {
 	bool own_launcher;             /* made here (else the caller's) */
 	void **pinned;                 /* [npins]: NULL when not pinned (or size 0) */
 	uint64_t *pinned_size;         /* [npins]: the size each live pin asked for */
+	wl_pin_fn on_pin;              /* wl_replay_on_pin's */
+	void *on_pin_arg;
+	uint64_t newest_block;         /* the highest block serial a pin got */
 	/* wl_op_name of each op, at hand for each event's frame. */
 	const char *op_names[WL_NOPS];
 };

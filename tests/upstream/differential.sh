@@ -5,6 +5,7 @@
 # `npumem-replay --flavor cuda`: every memory_stats key, every private
 # pool's keys and every segment of the snapshot, with its pool and blocks,
 # and for pins every host_memory_stats key but the timings, must be equal,
+# and which block each pin got (blocks named in the order they were made),
 # or both must refuse the same line. ATen's pinned host allocator is a
 # header of the same source (aten/src/ATen/core/CachingHostAllocator.h).
 # Each part (device allocator, private pools, pinned host allocator)
@@ -91,11 +92,13 @@ run_upstream() {
 	return "$rc"
 }
 
-# Ours, the same: --format stats then the snapshot's segments; a replay
-# stopped by a refusal prints "refused at line N", as upstream_replay.
+# Ours, the same: --format stats then the snapshot's segments, and for a
+# trace with pins --format pins; a replay stopped by a refusal prints
+# "refused at line N", as upstream_replay.
 run_ours() {
-	local capacity=$1 conf=$2 t=$3 rc=0
-	for format in stats snapshot; do
+	local capacity=$1 conf=$2 t=$3 rc=0 pins=
+	grep -q '^pin ' "$t" && pins=pins
+	for format in stats snapshot $pins; do
 		"$replay" --flavor cuda --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
 			--format $format "$t" >"$t.$format" 2>"$t.ours_err" || rc=$?
 		if [ "$rc" -eq 1 ] && grep -q "^$t:[0-9]*: " "$t.ours_err"; then
@@ -107,7 +110,8 @@ run_ours() {
 	# Host timings are durations, never equal twice; the requested bytes
 	# are the replay's own count.
 	{ grep -Ev '^host_memory_stats\.host_(alloc|free)_time\.(avg|max|min|total) |^pinned_requested_bytes' \
-		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
+		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"
+	  [ -z "$pins" ] || cat "$t.pins"; } | LC_ALL=C sort
 }
 
 # Both reports of the trace's first N lines, in $t.up_n and $t.ours_n.

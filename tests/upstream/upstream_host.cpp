@@ -54,14 +54,21 @@ void HostAllocator::free(void* ctx) {
 void HostAllocator::allocate_host_memory(size_t size, void** ptr) {
   *ptr = reinterpret_cast<void*>(next_address_);
   next_address_ += (size + 4095) / 4096 * 4096;
+  serials_[*ptr] = ++made_;
   stats_.allocations.increase(1);
   stats_.allocated_bytes.increase(static_cast<int64_t>(size));
 }
 
 // cudaFreeHost.
 void HostAllocator::free_block(HostBlock* block) {
+  serials_.erase(block->ptr_);
   stats_.allocations.decrease(1);
   stats_.allocated_bytes.decrease(static_cast<int64_t>(block->size_));
+}
+
+uint64_t HostAllocator::serial(void* ptr) const {
+  auto it = serials_.find(ptr);
+  return it == serials_.end() ? 0 : it->second;
 }
 
 // An event from the pool, recorded on the stream.

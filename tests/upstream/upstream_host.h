@@ -11,6 +11,8 @@
 // allocate until the block is back on its free list: at free without
 // stream uses, else when query_event finds its last event complete.
 // Host memory is never touched, so a block's address is only a number.
+// Each block is named by the order in which cudaHostAlloc made it (1 for
+// the first), as npumem-replay --format pins names them.
 #pragma once
 
 #include <ATen/core/CachingHostAllocator.h>
@@ -70,6 +72,8 @@ class HostAllocator final
   void free(void* ctx) override;
   // torch.cuda.host_memory_stats(), flattened: "host_memory_stats.KEY VALUE".
   void print_stats(std::ostream& out) const;
+  // The name of the block at ptr (from allocate), 0 for none.
+  uint64_t serial(void* ptr) const;
 
  private:
   void allocate_host_memory(size_t size, void** ptr) override;
@@ -84,6 +88,8 @@ class HostAllocator final
   std::map<const HostBlock*, size_t> pending_;  // events not yet complete
   HostBlock* freeing_ = nullptr;                // the block free() records for
   uintptr_t next_address_ = uintptr_t{1} << 44;
+  std::map<void*, uint64_t> serials_;           // of the blocks not yet freed
+  uint64_t made_ = 0;
 };
 
 }  // namespace upstream

@@ -29,7 +29,8 @@
 // Pin lines go to ATen's pinned host allocator (upstream_host.h): pin is
 // allocate, unpin its deleter, copy what a non-blocking copy does (work on
 // the stream, record_event of the stream), host_empty_cache empty_cache;
-// host_memory_stats.* keys follow memory_stats for a trace with pins.
+// host_memory_stats.* keys follow memory_stats for a trace with pins, and
+// a line a pin naming the block it got, as npumem-replay --format pins.
 //
 // After the stats, "graph_pools.*" keys as npumem-replay prints them, and
 // one "segment ..." line for each segment of snapshot(): its pool,
@@ -45,6 +46,7 @@
 
 #include "upstream_host.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -113,6 +115,8 @@ struct Replay {
   std::vector<MempoolId_t> known;           // every pool id taken, in order
   std::unique_ptr<upstream::HostAllocator> host;  // made at the first pin
   std::unordered_map<std::string, Pin> pins;
+  std::ostringstream pin_lines;  // --format pins' lines, in trace order
+  uint64_t newest_block = 0;
   long line = 0;
 
   c10::cuda::CUDAStream stream(long s) {
@@ -283,6 +287,21 @@ struct Replay {
       host = std::make_unique<upstream::HostAllocator>();
     auto got = host->allocate(size);
     pins[id] = Pin{got.first, got.second};
+    tell_pin(size, got);
+  }
+
+  // Blocks are named as made, so a pin's is new if no earlier pin's was as high.
+  void tell_pin(size_t size, std::pair<void*, void*> got) {
+    pin_lines << "pin line=" << line << " size=" << size << " ";
+    uint64_t block = host->serial(got.first);
+    if (block == 0) {
+      pin_lines << "block=- block_size=0\n";
+      return;
+    }
+    pin_lines << "block=" << block << " block_size="
+              << static_cast<upstream::HostBlock*>(got.second)->size_ << " "
+              << (block > newest_block ? "new" : "cached") << "\n";
+    newest_block = std::max(newest_block, block);
   }
 
   void unpin(const std::string& id) {
@@ -525,6 +544,7 @@ int main(int argc, char** argv) {
   print_segments(r, segs);
   if (r.host)
     r.host->print_stats(std::cout);
+  std::cout << r.pin_lines.str();
   std::cout.flush();
   // Live blocks, graphs and pools stay, as the report of npumem-replay is taken.
   std::_Exit(0);

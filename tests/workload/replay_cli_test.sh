@@ -161,7 +161,7 @@ missing_device)
 bad_options)
 	run --format xml t.trace
 	expect_status 2
-	expect_err "npumem-replay: unknown format 'xml' (stats, json, summary or snapshot)"
+	expect_err "npumem-replay: unknown format 'xml' (stats, json, summary, snapshot or pins)"
 	run --devices 17 t.trace
 	expect_status 2
 	expect_err "npumem-replay: bad device count '17' (1..16)"
@@ -332,6 +332,36 @@ assert d["pinned_requested_bytes"] == {"current": 0, "peak": 21474836480}' || fa
 	"$gentrace" pinned-loader --batch 1MiB --batch-min 2MiB >out 2>err || status=$?
 	expect_status 2
 	expect_err "npumem-gentrace: --batch-min is above --batch"
+	;;
+pins_format_names_the_block_each_pin_got)
+	# a and b get blocks 1 and 2; freed, the newer serves c first; e's
+	# 8 KiB list is empty; f asks nothing; g is more than the host has;
+	# after host_empty_cache h's block is made anew.
+	printf '%s\n' 'pin a 3000' 'pin b 3000 stream=1' 'unpin a' 'unpin b' 'pin c 4096' \
+		'pin d 2049' 'pin e 5000' 'pin f 0' 'pin g 4TiB' 'unpin c' 'unpin d' \
+		'host_empty_cache' 'pin h 4096' >p.trace
+	run --format pins p.trace
+	expect_status 0
+	cat >want <<-'EOF'
+	pin line=1 size=3000 block=1 block_size=4096 new
+	pin line=2 size=3000 block=2 block_size=4096 new
+	pin line=5 size=4096 block=2 block_size=4096 cached
+	pin line=6 size=2049 block=1 block_size=4096 cached
+	pin line=7 size=5000 block=3 block_size=8192 new
+	pin line=8 size=0 block=- block_size=0
+	pin line=9 size=4398046511104 refused
+	pin line=13 size=4096 block=4 block_size=4096 new
+	EOF
+	cmp -s want out || fail "not the blocks of ATen's newest-first free lists"
+	;;
+pins_format_names_no_block_with_expandable_host_segments)
+	# Blocks there split and merge: only their sizes, size + 32 to 512.
+	printf 'pin a 3000\nunpin a\npin b 4096\n' >p.trace
+	run --alloc-conf pin_memory_expandable_segments:True --format pins p.trace
+	expect_status 0
+	printf '%s\n' 'pin line=1 size=3000 block=- block_size=3072' \
+		'pin line=3 size=4096 block=- block_size=4608' >want
+	cmp -s want out || fail "expandable blocks are named"
 	;;
 pinned_warning)
 	# The mount logs this warning; the replay says it on stderr, once.

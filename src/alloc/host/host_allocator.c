@@ -140,6 +140,17 @@ size_t npa_host_block_size(struct npa_host *h, const void *ptr)
 	return size;
 }
 
+uint64_t npa_host_block_serial(struct npa_host *h, const void *ptr)
+{
+	uint64_t serial = 0;
+
+	npa_lock_acquire(&h->lock);
+	if (h->ops->block_serial != NULL)
+		serial = h->ops->block_serial(h, ptr);
+	npa_lock_release(&h->lock);
+	return serial;
+}
+
 void npa_host_empty_cache(struct npa_host *h)
 {
 	npa_lock_acquire(&h->lock);

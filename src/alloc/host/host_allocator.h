@@ -79,6 +79,14 @@ int npa_host_free(struct npa_host *h, void *ptr, char *err, size_t errlen);
 int npa_host_record_event(struct npa_host *h, const void *ptr, aclrtStream stream);
 /* Size of the live block at `ptr` (0 if none). */
 size_t npa_host_block_size(struct npa_host *h, const void *ptr);
+/*
+ * Which block the live allocation at `ptr` is: its serial, the order in
+ * which the allocator made its blocks (1 for the first), so two pins
+ * served by one cached block get one number whatever its address. 0 if
+ * ptr is not a live block's, and under the expandable variant, whose
+ * blocks split and merge.
+ */
+uint64_t npa_host_block_serial(struct npa_host *h, const void *ptr);
 /* host_empty_cache(). */
 void npa_host_empty_cache(struct npa_host *h);
 

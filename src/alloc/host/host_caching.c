@@ -192,6 +192,7 @@ static int new_block(struct npa_host *h, struct host_pool *p, size_t size, aclrt
 	b->allocated = true;
 	b->pool = p;
 	b->during_capture = host_stream_capturing(stream);
+	b->serial = ++h->blocks_made;
 	p->nblocks++;
 	HASH_ADD_PTR(h->blocks, ptr, b);
 	npa_stat_increase(&h->allocations, 1);
@@ -275,6 +276,13 @@ static size_t caching_block_size(struct npa_host *h, const void *ptr)
 	return b != NULL ? b->size : 0;
 }
 
+static uint64_t caching_block_serial(struct npa_host *h, const void *ptr)
+{
+	struct host_block *b = find_allocated(h, ptr);
+
+	return b != NULL ? b->serial : 0;
+}
+
 /* ---- host_empty_cache ---- */
 
 static void free_lists(struct npa_host *h, struct host_pool *p)
@@ -350,6 +358,7 @@ const struct host_algo_ops host_caching_ops = {
 	.free = caching_free,
 	.record_event = caching_record_event,
 	.block_size = caching_block_size,
+	.block_serial = caching_block_serial,
 	.empty_cache = caching_empty_cache,
 	.stats = caching_stats,
 	.reset = caching_reset,

@@ -33,6 +33,7 @@ struct host_block {
 	bool allocated;
 	bool during_capture;
 	bool reserved;             /* carved from the reserve segment */
+	uint64_t serial;           /* 1 for the first block the allocator made */
 	size_t event_count;
 	struct host_streams streams;
 	struct host_pool *pool;
@@ -89,6 +90,8 @@ struct host_algo_ops {
 	int (*free)(struct npa_host *h, void *ptr);
 	int (*record_event)(struct npa_host *h, const void *ptr, aclrtStream stream);
 	size_t (*block_size)(struct npa_host *h, const void *ptr);
+	/* npa_host_block_serial; NULL when blocks have no lasting identity. */
+	uint64_t (*block_serial)(struct npa_host *h, const void *ptr);
 	void (*empty_cache)(struct npa_host *h);
 	/* The counters it keeps; the timings are shared. */
 	void (*stats)(struct npa_host *h, struct npa_host_stats *out);
@@ -115,6 +118,7 @@ struct npa_host {
 	struct host_pool dflt;
 	struct pool_registry pools;      /* private, and their scopes */
 	struct host_reserve reserve;
+	uint64_t blocks_made;            /* the serial of the newest block */
 	/* allocations and allocated_bytes, and per bucket the active stats */
 	struct npa_stat allocations, allocated_bytes;
 	struct npa_stat active_requests[NPA_HOST_BUCKETS];

@@ -173,6 +173,30 @@ static void a_freed_block_is_reused_newest_first(void **state)
 	fx_stop(a);
 }
 
+/* Serials follow the making of blocks, not their addresses: a block made
+ * after host_empty_cache is new whatever address the runtime gives it. */
+static void blocks_are_named_in_the_order_they_were_made(void **state)
+{
+	struct npa *a = fx_start(FLAVOR(state), N8G);
+	void *t = pin(a, 4, NULL), *u = pin(a, 4, NULL), *again, *fresh;
+
+	assert_int_equal(npa_host_block_serial(H(a), t), 1);
+	assert_int_equal(npa_host_block_serial(H(a), u), 2);
+	unpin(a, u);
+	unpin(a, t);
+	assert_int_equal(npa_host_block_serial(H(a), t), 0);   /* no longer live */
+	again = pin(a, 3, NULL);
+	assert_int_equal(npa_host_block_serial(H(a), again), 1);
+	unpin(a, again);
+	npa_host_empty_cache(H(a));
+	fresh = pin(a, 4, NULL);
+	assert_int_equal(npa_host_block_serial(H(a), fresh), 3);
+	assert_int_equal(npa_host_block_serial(H(a), (char *)fresh + 1), 0);
+	unpin(a, fresh);
+	npa_host_empty_cache(H(a));
+	fx_stop(a);
+}
+
 static void a_block_used_by_a_stream_waits_for_its_work(void **state)
 {
 	struct npa *a = fx_start(FLAVOR(state), N8G);
@@ -372,6 +396,20 @@ static void thresholds_with_the_expandable_variant_warn(void **state)
 		"`pinned_max_round_threshold_mb` and `pinned_max_cached_size_mb` do not take "
 		"effect when `pin_memory_expandable_segments` is enabled. To use these options, "
 		"set `pin_memory_expandable_segments` to `False`.");
+}
+
+/* Blocks split and merge there, so none has a lasting name. */
+static void expandable_blocks_have_no_serial(void **state)
+{
+	struct npa *a = fx_start_conf(&npa_flavor_npu, N8G, expandable_host);
+	void *p = pin(a, 4 * MiB, NULL);
+
+	(void)state;
+	assert_int_equal(npa_host_block_size(H(a), p), 4 * MiB + 512);
+	assert_int_equal(npa_host_block_serial(H(a), p), 0);
+	unpin(a, p);
+	npa_host_empty_cache(H(a));
+	fx_stop(a);
 }
 
 static void expandable_64mib_maps_80mib(void **state)
@@ -772,6 +810,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		BOTH_FLAVORS(host_memory_stats_of_two_pinned_tensors),
 		BOTH_FLAVORS(a_freed_block_is_reused_newest_first),
+		BOTH_FLAVORS(blocks_are_named_in_the_order_they_were_made),
 		BOTH_FLAVORS(a_block_used_by_a_stream_waits_for_its_work),
 		BOTH_FLAVORS(an_unknown_pointer_is_refused_and_changes_nothing),
 		BOTH_FLAVORS(the_runtime_refusing_host_memory_is_an_oom),
@@ -782,6 +821,7 @@ int main(void)
 		BOTH_FLAVORS(the_reserve_segment_serves_blocks_in_4kib_steps),
 		cmocka_unit_test_prestate(the_variant_is_chosen_once, (void *)&npa_flavor_npu),
 		cmocka_unit_test(thresholds_with_the_expandable_variant_warn),
+		cmocka_unit_test(expandable_blocks_have_no_serial),
 		cmocka_unit_test(expandable_64mib_maps_80mib),
 		cmocka_unit_test(expandable_two_40mib_then_64mib),
 		cmocka_unit_test(expandable_pending_copy_survives_empty_cache),
