@@ -11,7 +11,6 @@
 
 #include "alloc/acl/acl_adapter.h"
 #include "alloc/acl/block_handle.h"
-#include <npumemfs/block_handle.h>
 #include "workload/op_launch.h"
 
 #include "daemon.h"
@@ -151,10 +150,6 @@ static void stop_acl(struct nmfs *d)
 	d->acl = NULL;
 }
 
-/* What a plug-in host's block-handle calls reach: the daemon's own. */
-static const struct plugin_block_api block_api = { MallocBlock, FreeBlock, GetBlockPtr,
-						   GetBlockSize };
-
 static int start_switch(struct nmfs *d, struct npa *a, const struct nmfs_options *o,
 			char *err, size_t errlen)
 {
@@ -164,7 +159,7 @@ static int start_switch(struct nmfs *d, struct npa *a, const struct nmfs_options
 		.plugin_dirs = o->plugin_dirs ? o->plugin_dirs : "",
 		.plugin_host = o->plugin_host,
 		.plugin_timeout_ms = o->plugin_timeout_ms,
-		.plugin_blocks = &block_api,
+		.plugin_blocks = &npa_block_handle_api,
 		.owner = d->uid,
 		.on_unload = log_unload,
 		.on_unloading = drop_registrations,

@@ -277,25 +277,16 @@ static int start_allocator(struct run *r, const struct cli *cli)
 	return 0;
 }
 
-/* The switch, with the plug-in current; the daemon's trust rules apply. */
+/* The switch, with the plug-in current; the daemon's rules apply. */
 static int start_plugin(struct run *r, const struct cli *cli)
 {
-	struct sw_options opt = {
-		.caching = r->alloc,
-		.device_count = r->cfg.device_count,
-		.plugin_dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : r->cfg.plugin_dirs,
-		.owner = getuid(),
-	};
-	int rc;
+	const char *dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : r->cfg.plugin_dirs;
 
-	if (!opt.plugin_dirs[0])
+	if (!dirs[0])
 		return refuse(r, "no folder allows plug-ins: give --plugin-dir DIR, "
 				   "or plugin_dirs in the --config ini");
-	if ((rc = sw_create(&opt, &r->sw)) != 0)
-		return refuse(r, "cannot create the allocator switch: %s", strerror(-rc));
-	/* Before the load: an init hook may already take block handles. */
-	npa_block_handles_bind(r->sw);
-	if (sw_set_plugin(r->sw, cli->plugin, r->err, sizeof(r->err)) != 0)
+	if (replay_setup_switch(&r->cfg, r->alloc, dirs, cli->plugin, &r->sw, r->err,
+				sizeof(r->err)) != 0)
 		return refuse(r, "%s", r->err);
 	return 0;
 }

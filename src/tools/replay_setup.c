@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "alloc/acl/block_handle.h"
+#include "alloc/plugin/plugin_host.h"
 #include "replay_setup.h"
 
 int replay_setup_config(const struct replay_setup *s, int trace_max_device,
@@ -60,4 +63,35 @@ int replay_setup_plugin_dir(char *dirs, size_t size, const char *dir, char *err,
 	}
 	snprintf(dirs + len, size - len, "%s%s", len ? "," : "", abs);
 	return 0;
+}
+
+int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
+			const char *plugin_dirs, const char *spec, struct sw **out, char *err,
+			size_t errlen)
+{
+	char host[PATH_MAX];
+	struct sw_options opt = {
+		.caching = caching,
+		.device_count = cfg->device_count,
+		.plugin_dirs = plugin_dirs,
+		.plugin_host = cfg->plugin_in_process ? NULL : host,
+		.plugin_timeout_ms = cfg->plugin_timeout_ms,
+		.plugin_blocks = &npa_block_handle_api,
+		.timeout_fails_replay = true,
+		.owner = getuid(),
+	};
+	int rc;
+
+	*out = NULL;
+	if (!cfg->plugin_in_process && (rc = plugin_host_default_path(host, sizeof(host))) != 0) {
+		snprintf(err, errlen, "cannot find the plug-in host program: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = sw_create(&opt, out)) != 0) {
+		snprintf(err, errlen, "cannot create the allocator switch: %s", strerror(-rc));
+		return rc;
+	}
+	/* Before the load: an init hook may already take block handles. */
+	npa_block_handles_bind(*out);
+	return sw_set_plugin(*out, spec, err, errlen) != 0 ? -EINVAL : 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "alloc/conf/alloc_conf.h"
+#include "alloc/switch/allocator_switch.h"
 #include "config.h"
 
 struct replay_setup {
@@ -31,5 +32,16 @@ int replay_setup_conf(const struct nmfs_config *cfg, const char *alloc_conf,
  * the comma-separated `dirs`: 0, or -errno with the reason in err. */
 int replay_setup_plugin_dir(char *dirs, size_t size, const char *dir, char *err,
 			    size_t errlen);
+/*
+ * The switch over `caching` with plug-in `spec` current, under the
+ * daemon's rules: trust (`plugin_dirs`, comma-separated), and the ini's
+ * plugin_isolation and plugin_timeout, so a plug-in runs in a host
+ * process of its own unless the ini says none. 0, or -errno with the
+ * reason in err; *out is set once the switch exists, for the caller to
+ * destroy on failure too.
+ */
+int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
+			const char *plugin_dirs, const char *spec, struct sw **out, char *err,
+			size_t errlen);
 
 #endif /* NPUMEMFS_REPLAY_SETUP_H */

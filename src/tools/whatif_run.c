@@ -42,22 +42,12 @@ static int start_allocator(struct rig *g, const struct nmfs_config *cfg, char *e
 	return npa_create_err(&opt, &g->alloc, err, errlen);
 }
 
-/* The switch with the plug-in current, under the daemon's trust rules. */
+/* The switch with the plug-in current, under the daemon's rules. */
 static int start_plugin(struct rig *g, const struct nmfs_config *cfg, char *err,
 			size_t errlen)
 {
-	struct sw_options opt = { .caching = g->alloc, .device_count = cfg->device_count,
-				  .plugin_dirs = g->env->plugin_dirs, .owner = getuid() };
-	int rc;
-
-	if ((rc = sw_create(&opt, &g->sw)) != 0) {
-		snprintf(err, errlen, "cannot create the allocator switch: %s", strerror(-rc));
-		return rc;
-	}
-	npa_block_handles_bind(g->sw);
-	if (sw_set_plugin(g->sw, g->s->text, err, errlen) != 0)
-		return -EINVAL;
-	return 0;
+	return replay_setup_switch(cfg, g->alloc, g->env->plugin_dirs, g->s->text, &g->sw, err,
+				   errlen);
 }
 
 static void rig_down(struct rig *g)

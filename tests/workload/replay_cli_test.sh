@@ -20,6 +20,50 @@ mib() {
 	echo $(($1 * 1048576 - $2))
 }
 
+# own/pid.so: pid_alloc writes "PID PPID" of the process it runs in to
+# pid.log; loop_alloc never returns.
+build_pid_plugin() {
+	mkdir -m 0755 own
+	cat >pid.c <<'C'
+#include <stdio.h>
+#include <unistd.h>
+#include <acl/acl_rt.h>
+#include <npumemfs/plugin.h>
+
+void *pid_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	FILE *f = fopen("pid.log", "a");
+	void *p = NULL;
+
+	(void)device, (void)stream;
+	if (f) {
+		fprintf(f, "%d %d\n", (int)getpid(), (int)getppid());
+		fclose(f);
+	}
+	return aclrtMallocAlign32(&p, (size_t)size, ACL_MEM_MALLOC_HUGE_FIRST) ? NULL : p;
+}
+void pid_free(void *p, ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	aclrtFree(p);
+}
+void *loop_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	for (;;)
+		pause();
+}
+C
+	${CC:-cc} -shared -fPIC -Wall -Werror -I"$srcdir/include" pid.c -o own/pid.so ||
+		fail "building the plug-in"
+}
+
+# run_with_pid ARGS...: run, with the replay's pid in replay.pid.
+run_with_pid() {
+	status=0
+	sh -c 'echo $$ >replay.pid; exec "$@"' _ "$program" "$@" >out 2>err || status=$?
+}
+
 # The OOM report on stderr: the last OOM's heading to the end.
 oom_report() {
 	sed -n '/^npumem-replay: the last OOM of device 0:$/,$p' err
@@ -446,6 +490,34 @@ plugin_bad_spec)
 		--plugin-dir "$plugin_dir" t.trace
 	expect_status 2
 	expect_err "npumem-replay: --check checks the caching allocator, which --plugin bypasses"
+	;;
+plugin_runs_in_a_host_process)
+	# As in the daemon, the ini's plugin_isolation (default process) puts
+	# the plug-in in a host process that the replay started.
+	build_pid_plugin
+	printf 'alloc a 1MiB\n' >t.trace
+	run_with_pid --plugin "$PWD/own/pid.so pid_alloc pid_free" --plugin-dir own t.trace
+	expect_status 0
+	read -r pid ppid <pid.log || fail "the plug-in was not called"
+	[ "$pid" != "$(cat replay.pid)" ] || fail "the plug-in ran in the replay's own process"
+	[ "$ppid" = "$(cat replay.pid)" ] || fail "the plug-in's host is not the replay's child"
+	printf '[allocator]\nplugin_isolation = none\nplugin_dirs = %s\n' "$PWD/own" >none.ini
+	: >pid.log
+	run_with_pid --config none.ini --plugin "$PWD/own/pid.so pid_alloc pid_free" t.trace
+	expect_status 0
+	read -r pid ppid <pid.log || fail "the plug-in was not called (none)"
+	[ "$pid" = "$(cat replay.pid)" ] || fail "plugin_isolation = none: not in the replay's process"
+	;;
+plugin_timeout_ends_the_replay)
+	# A plug-in that never returns ends the replay at its line, in the
+	# ini's plugin_timeout, with the daemon's words.
+	build_pid_plugin
+	printf '[allocator]\nplugin_timeout = 200ms\nplugin_dirs = %s\n' "$PWD/own" >t.ini
+	printf 'alloc a 4096\nalloc b 4096\n' >t.trace
+	run --config t.ini --plugin "$PWD/own/pid.so loop_alloc pid_free" t.trace
+	expect_status 1
+	grep -q "^t.trace:1: plug-in $PWD/own/pid.so faulted in loop_alloc: no return within 200 ms (plugin_timeout); its host was killed" err ||
+		fail "no timeout at line 1"
 	;;
 oom_fragmentation_says_why)
 	fragmentation_trace 32 >npu.trace

@@ -88,3 +88,6 @@ size_t GetBlockSize(const void *handle)
 {
 	return handle ? ((const struct npa_block_handle *)handle)->size : 0;
 }
+
+const struct plugin_block_api npa_block_handle_api = { MallocBlock, FreeBlock, GetBlockPtr,
+						       GetBlockSize };

@@ -34,4 +34,8 @@ int npa_block_free(struct npa_block_handle *h, char *err, size_t errlen);
  */
 void npa_block_handles_bind(struct sw *sw);
 
+/* What a plug-in host's block-handle calls reach (sw_options'
+ * plugin_blocks): this process's own MallocBlock and the rest. */
+extern const struct plugin_block_api npa_block_handle_api;
+
 #endif /* NPUMEMFS_ALLOC_BLOCK_HANDLE_H */

@@ -53,6 +53,7 @@ int sw_create(const struct sw_options *opt, struct sw **out)
 		return -ENOMEM;
 	}
 	sw->plugin_timeout_ms = opt->plugin_timeout_ms;
+	sw->timeout_fails_replay = opt->timeout_fails_replay;
 	sw->plugin_blocks = opt->plugin_blocks;
 	sw->npa = opt->caching;
 	sw->device_count = opt->device_count;
@@ -268,8 +269,11 @@ static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t s
 	char what[8];
 
 	/* A plug-in that never returned fails the allocation with ENOMEM. */
-	if (rc == -EFAULT || (rc == -ENOMEM && allocator_faulted(e->a, what, sizeof(what))))
+	if (rc == -EFAULT || (rc == -ENOMEM && allocator_faulted(e->a, what, sizeof(what)))) {
 		sw_note_fault(sw, e);
+		if (sw->timeout_fails_replay)
+			rc = -EFAULT;
+	}
 
 	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
 		e->a.ops->free(e->a.self, *ptr, err, errlen);

@@ -36,6 +36,11 @@ struct sw_options {
 	 * program (plugin_host.h), or in this process when NULL. */
 	const char *plugin_host;
 	unsigned plugin_timeout_ms; /* bound on one call into a host; 0: default */
+	/* An allocation whose plug-in never returned fails with EFAULT and
+	 * the fault's words, as a fault does, rather than with ENOMEM: a
+	 * replay must stop there, not count an OOM and go on with another
+	 * allocator. */
+	bool timeout_fails_replay;
 	const struct plugin_block_api *plugin_blocks; /* what a host's block calls reach */
 	/* Told (outside every switch lock, on the thread that let go of the
 	 * last pin, so possibly on two threads at once) when a plug-in is

@@ -43,6 +43,7 @@ struct sw {
 	uid_t owner;
 	char *plugin_host;         /* NULL: plug-ins run in this process */
 	unsigned plugin_timeout_ms;
+	bool timeout_fails_replay;
 	const struct plugin_block_api *plugin_blocks;
 	/* A host that died outside any call is told here; the reaper thread
 	 * retires it (allocator_switch_reaper.c). Started at the first load
