@@ -110,17 +110,12 @@ int wl_mempool_create(struct npa *a, struct allocator pools, struct wl_mempool *
 	return rc;
 }
 
-static bool on_stream(aclrtStream stream, void *arg)
-{
-	return stream == arg;
-}
-
 int wl_mempool_begin(struct npa *a, struct wl_mempool *m, aclrtStream s, int32_t stream,
 		     enum wl_refusal refusal, char *err, size_t errlen)
 {
 	struct allocator p = m->pools;
-	int rc = p.ops->begin_allocate_to_pool(p.self, m->device, m->handle.id, on_stream, s,
-					       err, errlen);
+	int rc = p.ops->begin_allocate_to_pool(p.self, m->device, m->handle.id,
+					       npa_pool_filter_stream, s, err, errlen);
 
 	(void)a;
 	if (rc == -EBUSY && refusal == WL_REFUSAL_UNDONE)

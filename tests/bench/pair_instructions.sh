@@ -71,14 +71,14 @@ for size in 4096 512; do
 	je=$(per_pair jemalloc $size)
 	mi=$(per_pair mimalloc $size)
 	torch=$(per_pair torch $size)
-	for flavor in cuda npu npu-pool; do
+	for flavor in cuda npu npu-pool npu-filter; do
 		npa=$(per_pair $flavor $size)
 		if [ "$npa" = "?" ] || [ "$glibc" = "?" ]; then
 			echo "$size $flavor: callgrind gave no totals (npa: $npa, glibc: $glibc)"
 			status=1
 			continue
 		fi
-		if [ "$flavor" = npu-pool ]; then
+		if [ "$flavor" = npu-pool ] || [ "$flavor" = npu-filter ]; then
 			in_pool=$(ratio "$npa" "$npu")
 			verdict=$(awk -v r="$in_pool" 'BEGIN { print (r <= 1.1 ? "met" : "not met") }')
 			verdict="$verdict (${in_pool}x npu)"

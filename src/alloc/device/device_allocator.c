@@ -805,16 +805,21 @@ int npa_malloc(struct npa *a, int device, size_t size, aclrtStream stream, void 
 	 * ask: its last request on its stream, no events to process, no
 	 * scope routing; else malloc_locked asks. */
 	const struct npa_block *b = dev->last_hit.block;
+	struct private_pool *to;
 
 	if (!dev->last_hit.freed)
 		return malloc_missed(dev, size, stream, ptr, err, errlen);
 	if (size != b->requested_size || stream != b->stream || dev->events.pending != 0 ||
 	    dev->deferred != NULL)
 		return malloc_locked(dev, size, stream, ptr, err, errlen);
-	if (dev->pools.nscopes != 0)
-		return malloc_in_scope(dev, size, stream, ptr, err, errlen);
-	if (b->pool->owner != NULL)
+	if (__builtin_expect(dev->pools.nscopes != 0, 0)) {
+		if (!pool_registry_route_one(&dev->pools, stream, &to))
+			return malloc_in_scope(dev, size, stream, ptr, err, errlen);
+		if (npa_private_pool_of(to) != b->pool->owner)
+			return malloc_locked(dev, size, stream, ptr, err, errlen);
+	} else if (b->pool->owner != NULL) {
 		return malloc_locked(dev, size, stream, ptr, err, errlen);
+	}
 	take_again(dev, size, ptr);
 	npa_lock_release(&dev->lock);
 	return 0;

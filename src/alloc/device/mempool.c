@@ -181,15 +181,11 @@ int npa_mempool_create_from(struct npa *a, int device, struct npa_pool_id id,
 	return rc;
 }
 
-static bool on_stream(aclrtStream stream, void *arg)
-{
-	return stream == arg;
-}
-
 int npa_mempool_begin_stream(struct npa *a, int device, struct npa_pool_id id,
 			     aclrtStream stream, char *err, size_t errlen)
 {
-	return npa_begin_allocate_to_pool(a, device, id, on_stream, stream, err, errlen);
+	return npa_begin_allocate_to_pool(a, device, id, npa_pool_filter_stream, stream, err,
+					  errlen);
 }
 
 int npa_mempool_end(struct npa *a, int device, struct npa_pool_id id, char *err,

@@ -28,4 +28,8 @@ static inline bool npa_pool_id_eq(struct npa_pool_id a, struct npa_pool_id b)
 /* Whether an allocation on `stream` goes to the scope's pool. */
 typedef bool (*npa_pool_filter)(aclrtStream stream, void *arg);
 
+/* use_mem_pool's filter (_npu_beginAllocateCurrentStreamToPool): the
+ * one stream `arg`. A scope with it is answered without the call. */
+bool npa_pool_filter_stream(aclrtStream stream, void *arg);
+
 #endif /* NPUMEMFS_POOL_ID_H */

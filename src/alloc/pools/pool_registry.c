@@ -10,6 +10,11 @@
 
 #include "pool_registry.h"
 
+bool npa_pool_filter_stream(aclrtStream stream, void *arg)
+{
+	return stream == arg;
+}
+
 void pool_registry_init(struct pool_registry *reg, const struct pool_registry_ops *ops)
 {
 	memset(reg, 0, sizeof(*reg));

@@ -75,6 +75,11 @@ void pool_registry_delete(struct pool_registry *reg, struct private_pool *p);
 /* Destroy every pool and forget every scope. */
 void pool_registry_fini(struct pool_registry *reg);
 
+static inline bool pool_scope_takes(const struct pool_scope *s, aclrtStream stream)
+{
+	return s->filter == npa_pool_filter_stream ? stream == s->arg : s->filter(stream, s->arg);
+}
+
 /* The pool the first accepting scope routes `stream` to, or NULL. Inline:
  * every allocation in a scope asks. */
 static inline struct private_pool *pool_registry_route(const struct pool_registry *reg,
@@ -84,14 +89,31 @@ static inline struct private_pool *pool_registry_route(const struct pool_registr
 
 	if (reg->newest_first) {
 		for (const struct pool_scope *k = end; k != s; k--)
-			if (k[-1].filter(stream, k[-1].arg))
+			if (pool_scope_takes(&k[-1], stream))
 				return k[-1].pool;
 		return NULL;
 	}
 	for (; s != end; s++)
-		if (s->filter(stream, s->arg))
+		if (pool_scope_takes(s, stream))
 			return s->pool;
 	return NULL;
+}
+
+/*
+ * route's answer when one scope routes and its filter is a stream's
+ * (use_mem_pool's): true with the pool (NULL: none) in *out, else false.
+ * No loop and no call, so a fast path may use it without saving
+ * registers for either.
+ */
+static inline bool pool_registry_route_one(const struct pool_registry *reg, aclrtStream stream,
+					   struct private_pool **out)
+{
+	const struct pool_scope *s = reg->scopes;
+
+	if (reg->nscopes != 1 || s->filter != npa_pool_filter_stream)
+		return false;
+	*out = stream == s->arg ? s->pool : NULL;
+	return true;
 }
 
 #endif /* NPA_POOL_REGISTRY_H */
