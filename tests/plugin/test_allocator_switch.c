@@ -158,6 +158,40 @@ static void caching_is_current_at_start(void **state)
 	assert_int_equal(sw_free(sw, p, err, sizeof(err)), 0);
 }
 
+/* The caching allocator's live figures are its own counts, so uncached
+ * allocations (PYTORCH_NO_NPU_MEMORY_CACHING) show too. */
+static void caching_live_figures_count_uncached_allocations(void **state)
+{
+	struct npa_options opt = { .device_count = 2, .no_caching = true };
+	struct sw_options so = { .device_count = 2, .plugin_dirs = "", .owner = getuid() };
+	struct npa *uncached;
+	struct sw *s2;
+	struct sw_info *all;
+	size_t n;
+	void *p, *q;
+	(void)state;
+
+	npa_conf_default(&opt.conf, &npa_flavor_npu);
+	assert_int_equal(npa_create(&opt, &uncached), 0);
+	so.caching = uncached;
+	assert_int_equal(sw_create(&so, &s2), 0);
+	assert_int_equal(sw_malloc(s2, 0, 1000, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(sw_malloc(s2, 1, 3 * MiB, NULL, &q, err, sizeof(err)), 0);
+	assert_int_equal(sw_list(s2, &all, &n), 0);
+	assert_string_equal(all[0].name, "caching");
+	assert_int_equal(all[0].live_blocks, 2);
+	assert_int_equal(all[0].live_bytes, 1000 + 3 * MiB);
+	free(all);
+	assert_int_equal(sw_free(s2, p, err, sizeof(err)), 0);
+	assert_int_equal(sw_free(s2, q, err, sizeof(err)), 0);
+	assert_int_equal(sw_list(s2, &all, &n), 0);
+	assert_int_equal(all[0].live_blocks, 0);
+	assert_int_equal(all[0].live_bytes, 0);
+	free(all);
+	sw_destroy(s2);
+	npa_destroy(uncached, NULL);
+}
+
 static void plugin_serves_new_allocations_and_its_stats_are_shown(void **state)
 {
 	struct npa_stats s;
@@ -766,6 +800,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(caching_is_current_at_start),
+		T(caching_live_figures_count_uncached_allocations),
 		T(plugin_serves_new_allocations_and_its_stats_are_shown),
 		T(swaps_with_live_blocks_keep_every_byte),
 		T(retired_plugin_is_unloaded_with_its_last_block),

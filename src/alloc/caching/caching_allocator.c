@@ -354,6 +354,21 @@ int npa_get_stats(struct npa *a, int device, struct npa_stats *out)
 	return 0;
 }
 
+void npa_live(struct npa *a, uint64_t *blocks, uint64_t *bytes)
+{
+	struct npa_stats st;
+
+	*blocks = *bytes = 0;
+	for (int d = 0; d < a->ndev; d++) {
+		npa_get_stats(a, d, &st);
+		*blocks += (uint64_t)st.allocation[NPA_STAT_ALL].current;
+		*bytes += (uint64_t)st.requested_bytes[NPA_STAT_ALL].current;
+		npa_device_lock(&a->dev[d]);
+		*blocks += npa_uncached_live(&a->dev[d], bytes);
+		npa_lock_release(&a->dev[d].lock);
+	}
+}
+
 int npa_snapshot(struct npa *a, int device, struct npa_snapshot *out)
 {
 	int first = device < 0 ? 0 : device;

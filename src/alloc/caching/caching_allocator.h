@@ -91,6 +91,9 @@ bool npa_range_reserved_held(struct npa *a, int device, const void *ptr, size_t 
 int npa_segment_ranges(struct npa *a, int device, struct npa_range **out, size_t *n);
 /* Size of the block behind a live pointer (0 if unknown). */
 size_t npa_block_size(struct npa *a, const void *ptr);
+/* Live allocations over every device, uncached ones too, and the bytes
+ * they asked for. */
+void npa_live(struct npa *a, uint64_t *blocks, uint64_t *bytes);
 
 /*
  * empty_cache for one device, or all devices with device = -1. -EBUSY

@@ -126,6 +126,8 @@ int npa_uncached_malloc(struct npa_device *dev, size_t size, void **ptr, char *e
 int npa_uncached_free(struct npa_device *dev, void *ptr);
 /* Frees what is left; returns how many, their bytes added to *bytes. */
 size_t npa_uncached_fini(struct npa_device *dev, uint64_t *bytes);
+/* How many are live; the bytes they asked for (less the pad) added to *bytes. */
+size_t npa_uncached_live(const struct npa_device *dev, uint64_t *bytes);
 
 /* size_class.c */
 size_t npa_roundup_power2_next_division(size_t size, unsigned divisions);

@@ -92,3 +92,10 @@ size_t npa_uncached_fini(struct npa_device *dev, uint64_t *bytes)
 	*u = (struct npa_uncached){ 0 };
 	return n;
 }
+
+size_t npa_uncached_live(const struct npa_device *dev, uint64_t *bytes)
+{
+	for (size_t i = 0; i < dev->uncached.n; i++)
+		*bytes += dev->uncached.v[i].size - NPA_UNCACHED_PAD;
+	return dev->uncached.n;
+}

@@ -260,12 +260,51 @@ void sw_note_fault(struct sw *sw, struct sw_entry *e)
 		retire(sw, e);
 }
 
-/* Allocate from `e`, pinned by the caller, and map the block to it. */
+/* Lock held. */
+static void add_owner(struct sw *sw, struct sw_owner *o)
+{
+	HASH_ADD_PTR(sw->owners, ptr, o);
+	o->e->live_blocks++;
+	o->e->live_bytes += o->size;
+	atomic_fetch_add_explicit(&sw->owned, 1, memory_order_release);
+}
+
+/* Lock held. */
+static void del_owner(struct sw *sw, struct sw_owner *o)
+{
+	HASH_DEL(sw->owners, o);
+	o->e->live_blocks--;
+	o->e->live_bytes -= o->size;
+	atomic_fetch_sub_explicit(&sw->owned, 1, memory_order_relaxed);
+}
+
+/* Map a plug-in's new block to it; without room, the block goes back. */
+static int own(struct sw *sw, struct sw_entry *e, void **ptr, size_t size, char *err,
+	       size_t errlen)
+{
+	struct sw_owner *o = malloc(sizeof(*o));
+
+	if (!o) {
+		e->a.ops->free(e->a.self, *ptr, err, errlen);
+		*ptr = NULL;
+		snprintf(err, errlen, "out of host memory");
+		return -ENOMEM;
+	}
+	*o = (struct sw_owner){ .ptr = *ptr, .size = size, .e = e };
+	pthread_mutex_lock(&sw->lock);
+	add_owner(sw, o);
+	pthread_mutex_unlock(&sw->lock);
+	return 0;
+}
+
+/* Allocate from `e`, pinned by the caller; a plug-in's block is mapped to
+ * it, the caching allocator's needs no record. */
 static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
 			 aclrtStream stream, void **ptr, char *err, size_t errlen)
 {
-	int rc = e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
-	struct sw_owner *o = NULL;
+	/* The caching allocator called directly: every daemon allocation. */
+	int rc = e == &sw->caching ? npa_malloc(sw->npa, device, size, stream, ptr, err, errlen)
+				   : e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
 	char what[8];
 
 	/* A plug-in that never returned fails the allocation with ENOMEM. */
@@ -274,24 +313,9 @@ static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t s
 		if (sw->timeout_fails_replay)
 			rc = -EFAULT;
 	}
-
-	if (!rc && *ptr && !(o = malloc(sizeof(*o)))) {
-		e->a.ops->free(e->a.self, *ptr, err, errlen);
-		*ptr = NULL;
-		snprintf(err, errlen, "out of host memory");
-		rc = -ENOMEM;
-	}
-	pthread_mutex_lock(&sw->lock);
-	if (o) {
-		o->ptr = *ptr;
-		o->size = size;
-		o->e = e;
-		HASH_ADD_PTR(sw->owners, ptr, o);
-		e->live_blocks++;
-		e->live_bytes += size;
-	}
-	pthread_mutex_unlock(&sw->lock);
-	return rc;
+	if (rc || !*ptr || e == &sw->caching)
+		return rc;
+	return own(sw, e, ptr, size, err, errlen);
 }
 
 int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
@@ -358,54 +382,80 @@ static struct sw_entry *pin_owner(struct sw *sw, void *ptr);
 size_t sw_block_size(struct sw *sw, const void *ptr)
 {
 	struct sw_entry *e = pin_owner(sw, (void *)ptr);
-	size_t size = 0;
+	size_t size = e->a.ops->block_size(e->a.self, ptr);
 
-	if (e) {
-		size = e->a.ops->block_size(e->a.self, ptr);
-		sw_release(sw, e);
-	}
+	sw_release(sw, e);
 	return size;
+}
+
+/* A pointer no plug-in made: the caching allocator's, or nobody's. */
+static int free_caching(struct sw *sw, void *ptr, char *err, size_t errlen)
+{
+	int rc = npa_free(sw->npa, ptr, err, errlen);
+
+	if (rc == -EINVAL) {
+		pthread_mutex_lock(&sw->lock);
+		sw->refused_frees++;
+		pthread_mutex_unlock(&sw->lock);
+		snprintf(err, errlen, "Trying to free a pointer not allocated here");
+	} else if (rc == -EFAULT) {
+		sw_note_fault(sw, &sw->caching);
+	}
+	return rc;
+}
+
+/* The plug-in that made `ptr`, pinned, its record gone; NULL if none. */
+static struct sw_entry *take_owner(struct sw *sw, void *ptr)
+{
+	struct sw_owner *o = NULL;
+	struct sw_entry *e = NULL;
+
+	/* No plug-in block live: no lock to take. A block's record is
+	 * made before its malloc returns, so before its free can ask. */
+	if (atomic_load_explicit(&sw->owned, memory_order_acquire) == 0)
+		return NULL;
+	pthread_mutex_lock(&sw->lock);
+	HASH_FIND_PTR(sw->owners, &ptr, o);
+	if (o) {
+		e = o->e;
+		del_owner(sw, o);
+		sw_pin(e);
+	}
+	pthread_mutex_unlock(&sw->lock);
+	free(o);
+	return e;
 }
 
 int sw_free(struct sw *sw, void *ptr, char *err, size_t errlen)
 {
-	struct sw_owner *o = NULL;
+	struct sw_entry *e;
+	int rc;
 
 	if (!ptr)
 		return 0;
-	pthread_mutex_lock(&sw->lock);
-	HASH_FIND_PTR(sw->owners, &ptr, o);
-	if (!o) {
-		sw->refused_frees++;
-		pthread_mutex_unlock(&sw->lock);
-		snprintf(err, errlen, "Trying to free a pointer not allocated here");
-		return -EINVAL;
-	}
-	struct sw_entry *e = o->e;
-	HASH_DEL(sw->owners, o);
-	e->live_blocks--;
-	e->live_bytes -= o->size;
-	sw_pin(e);
-	pthread_mutex_unlock(&sw->lock);
-	free(o);
-
-	int rc = e->a.ops->free(e->a.self, ptr, err, errlen);
+	if (!(e = take_owner(sw, ptr)))
+		return free_caching(sw, ptr, err, errlen);
+	rc = e->a.ops->free(e->a.self, ptr, err, errlen);
 	if (rc == -EFAULT)
 		sw_note_fault(sw, e);
 	sw_release(sw, e);
 	return rc;
 }
 
-/* The owner of a live pointer, pinned; NULL if no allocator made it. */
+/* The owner of a live pointer, pinned: a plug-in that made it, else the
+ * caching allocator (which answers for pointers it does not know). */
 static struct sw_entry *pin_owner(struct sw *sw, void *ptr)
 {
 	struct sw_owner *o = NULL;
+	struct sw_entry *e = &sw->caching;
 
+	if (atomic_load_explicit(&sw->owned, memory_order_acquire) == 0)
+		return e;
 	pthread_mutex_lock(&sw->lock);
 	HASH_FIND_PTR(sw->owners, &ptr, o);
-	struct sw_entry *e = o ? o->e : NULL;
-	if (e)
-		sw_pin(e);
+	if (o)
+		e = o->e;
+	sw_pin(e);
 	pthread_mutex_unlock(&sw->lock);
 	return e;
 }
@@ -417,8 +467,6 @@ static int stream_use(struct sw *sw, void *ptr, aclrtStream stream, enum stream_
 	struct sw_entry *e = pin_owner(sw, ptr);
 	int rc;
 
-	if (!e)
-		return -EINVAL;
 	rc = u == RECORD ? e->a.ops->record_stream(e->a.self, ptr, stream)
 			 : e->a.ops->erase_stream(e->a.self, ptr, stream);
 	if (rc == -EFAULT)

@@ -25,7 +25,9 @@ struct sw_entry {
 	/* Never unloaded (the built-in allocator): its pins cost nothing. */
 	bool resident;
 	time_t since;
-	uint64_t live_blocks;     /* handed out through the switch, not freed */
+	/* A plug-in's blocks handed out through the switch, not freed; the
+	 * caching allocator's are counted by it (npa_live). */
+	uint64_t live_blocks;
 	uint64_t live_bytes;
 	unsigned busy;            /* calls running on it outside the lock, unless resident */
 	bool fault_told;          /* its fault was reported and it was retired */
@@ -64,7 +66,10 @@ struct sw {
 	struct sw_entry *plugins;  /* current, loaded and retired plug-ins */
 	struct sw_entry *unloading; /* unlinked where they could not be unloaded */
 	atomic_bool unloading_set;  /* unloading is not empty: read without the lock */
-	struct sw_owner *owners;   /* ptr -> entry */
+	/* ptr -> entry, for plug-ins' blocks only: a pointer none of them
+	 * made is the caching allocator's, or nobody's. */
+	struct sw_owner *owners;
+	atomic_size_t owned;       /* records in owners: read without the lock */
 	struct sw_pool *pools;     /* private pools a plug-in was asked to route to */
 	unsigned last_id;
 	uint64_t refused_frees;

@@ -232,6 +232,10 @@ static void fill_plugin_info(struct sw *sw, struct sw_entry *e, struct sw_info *
  * is moved to the front. */
 int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
 {
+	uint64_t blocks, bytes;
+
+	/* Before the switch's lock: the devices' locks are not taken inside it. */
+	npa_live(sw->npa, &blocks, &bytes);
 	pthread_mutex_lock(&sw->lock);
 	size_t count = 1;
 	for (struct sw_entry *p = sw->plugins; p; p = p->next)
@@ -242,7 +246,9 @@ int sw_list(struct sw *sw, struct sw_info **out, size_t *n)
 		return -ENOMEM;
 	}
 	size_t i = 0, current = 0;
-	fill_info(sw, &sw->caching, &info[i++]);
+	fill_info(sw, &sw->caching, &info[i]);
+	info[i].live_blocks = blocks;
+	info[i++].live_bytes = bytes;
 	for (struct sw_entry *p = sw->plugins; p; p = p->next) {
 		if (p == sw->current)
 			current = i;
