@@ -53,11 +53,6 @@ void str_table_init(struct str_table *t)
 	*t = (struct str_table){ 0 };
 }
 
-static const char *entry_key(const struct str_entry *e)
-{
-	return e->len <= STR_TABLE_INLINE ? e->key.in : e->key.out;
-}
-
 void str_table_release(struct str_table *t)
 {
 	for (uint32_t i = 0; i < t->limit; i++)
@@ -69,28 +64,9 @@ void str_table_release(struct str_table *t)
 	str_table_init(t);
 }
 
-static bool same(const struct str_entry *e, uint64_t hash, const char *key, size_t len)
-{
-	return e->hash == hash && e->len == len && str_table_same_bytes(entry_key(e), key, len);
-}
-
 int64_t str_table_find(const struct str_table *t, const char *key, size_t len)
 {
 	return str_table_find_hashed(t, key, len, str_table_hash(key, len));
-}
-
-int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
-			      uint64_t hash)
-{
-	if (t->bucket == NULL)
-		return -1;
-	for (uint32_t b = (uint32_t)hash & t->mask;; b = (b + 1) & t->mask) {
-		struct str_bucket v = t->bucket[b];
-		if (v.index1 == 0)
-			return -1;
-		if (v.hash == (uint32_t)hash && same(&t->entry[v.index1 - 1], hash, key, len))
-			return v.index1 - 1;
-	}
 }
 
 static void place(struct str_bucket *bucket, uint32_t mask, uint32_t hash, uint32_t index1)
@@ -119,6 +95,26 @@ static int grow_buckets(struct str_table *t)
 	t->bucket = bucket;
 	t->mask = n - 1;
 	return 0;
+}
+
+/* key and a NUL into to: a trace ID (4 to 16 bytes) in two overlapping
+ * words, without a call. */
+static void copy_key(char *to, const char *key, size_t len)
+{
+	if (len >= 8 && len <= 16) {
+		uint64_t a, b;
+
+		memcpy(&a, key, 8), memcpy(&b, key + len - 8, 8);
+		memcpy(to, &a, 8), memcpy(to + len - 8, &b, 8);
+	} else if (len >= 4 && len < 8) {
+		uint32_t a, b;
+
+		memcpy(&a, key, 4), memcpy(&b, key + len - 4, 4);
+		memcpy(to, &a, 4), memcpy(to + len - 4, &b, 4);
+	} else {
+		memcpy(to, key, len);
+	}
+	to[len] = '\0';
 }
 
 /* An index for a new string: a removed one, or the next. */
@@ -172,8 +168,7 @@ int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint6
 	e->held = true;
 	if (out)
 		e->key.out = out;
-	memcpy(out ? out : e->key.in, key, len);
-	(out ? out : e->key.in)[len] = '\0';
+	copy_key(out ? out : e->key.in, key, len);
 	place(t->bucket, t->mask, (uint32_t)hash, *index + 1);
 	t->count++;
 	return 0;
@@ -220,5 +215,5 @@ void str_table_remove(struct str_table *t, uint32_t index)
 
 const char *str_table_key(const struct str_table *t, uint32_t index)
 {
-	return entry_key(&t->entry[index]);
+	return str_table_entry_key(&t->entry[index]);
 }

@@ -58,8 +58,8 @@ int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *in
 /* The same with the key's hash given: a find and then an add of one key
  * hash it once. */
 uint64_t str_table_hash(const char *key, size_t len);
-int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
-			      uint64_t hash);
+static inline int64_t str_table_find_hashed(const struct str_table *t, const char *key,
+					   size_t len, uint64_t hash);
 int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
 			 uint32_t *index);
 /* Forget the string at `index` (held); the index goes back for reuse. */
@@ -93,6 +93,30 @@ static inline bool str_table_same_bytes(const char *a, const char *b, size_t len
 static inline bool str_table_held(const struct str_table *t, uint32_t index)
 {
 	return index < t->limit && t->entry[index].held;
+}
+
+static inline const char *str_table_entry_key(const struct str_entry *e)
+{
+	return e->len <= STR_TABLE_INLINE ? e->key.in : e->key.out;
+}
+
+/* Inline: a trace's every line looks an ID up, and the probe is short. */
+static inline int64_t str_table_find_hashed(const struct str_table *t, const char *key,
+					   size_t len, uint64_t hash)
+{
+	if (t->bucket == NULL)
+		return -1;
+	for (uint32_t b = (uint32_t)hash & t->mask;; b = (b + 1) & t->mask) {
+		struct str_bucket v = t->bucket[b];
+		if (v.index1 == 0)
+			return -1;
+		if (v.hash != (uint32_t)hash)
+			continue;
+		const struct str_entry *e = &t->entry[v.index1 - 1];
+		if (e->hash == hash && e->len == len &&
+		    str_table_same_bytes(str_table_entry_key(e), key, len))
+			return v.index1 - 1;
+	}
 }
 
 #endif /* NPUMEMFS_STR_TABLE_H */

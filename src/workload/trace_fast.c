@@ -27,14 +27,56 @@ static inline bool token_byte(unsigned char c)
 	return c > ' ' && c != '#';
 }
 
-/* The length of the field at s. */
-static size_t id_length(const char *s, const char *end)
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/*
+ * The bytes of a little-endian word that end a field (below '!', or '#'),
+ * each as its high bit. Only the lowest bit set is exact: a borrow from a
+ * byte that ends a field may mark the bytes above it, which is all that
+ * is asked (where the first one is).
+ */
+static inline uint64_t field_ends(uint64_t w)
+{
+	uint64_t hash = w ^ (ONES * '#');
+
+	return (((w - ONES * '!') & ~w) | ((hash - ONES) & ~hash)) & HIGHS;
+}
+
+static inline uint64_t load_word(const char *s)
+{
+	uint64_t w;
+
+	memcpy(&w, s, sizeof(w));
+	return w;
+}
+
+/*
+ * The length of the field at s, which ends by `end`, eight bytes at a time
+ * (an ID is read in one or two steps, not byte by byte). The bytes after
+ * the last whole word are read in the word that ends at `end`, whose first
+ * bytes were looked at already; `line` is where reading may start.
+ */
+static size_t id_length(const char *line, const char *s, const char *end)
 {
 	const char *q = s;
+	uint64_t m;
 
-	while (q < end && token_byte((unsigned char)*q))
-		q++;
-	return (size_t)(q - s);
+	for (; end - q >= 8; q += 8)
+		if ((m = field_ends(load_word(q))) != 0)
+			return (size_t)(q - s) + (size_t)__builtin_ctzll(m) / 8;
+	size_t left = (size_t)(end - q);
+	if (left == 0)
+		return (size_t)(q - s);
+	if (end - line < 8) {
+		while (q < end && token_byte((unsigned char)*q))
+			q++;
+		return (size_t)(q - s);
+	}
+	/* The word's first 8 - left bytes are before q: shifted out, and zero
+	 * bytes shifted in end the field at `end` if nothing before does. */
+	m = field_ends(load_word(end - 8) >> (8 * (8 - left)));
+	return (size_t)(q - s) + (m ? (size_t)__builtin_ctzll(m) / 8 : left);
 }
 
 /* [s, end) as 1 to 19 plain digits: true with the value. */
@@ -92,9 +134,9 @@ void wl_parse_fence(void)
 #endif
 }
 
-static int fast_alloc(struct parser *p, const char *id, const char *end)
+static int fast_alloc(struct parser *p, const char *line, const char *id, const char *end)
 {
-	size_t n = id_length(id, end);
+	size_t n = id_length(line, id, end);
 	uint64_t size;
 	uint32_t slot;
 
@@ -118,9 +160,9 @@ static int fast_alloc(struct parser *p, const char *id, const char *end)
 	return 1;
 }
 
-static int fast_free(struct parser *p, const char *id, const char *end)
+static int fast_free(struct parser *p, const char *line, const char *id, const char *end)
 {
-	size_t n = id_length(id, end);
+	size_t n = id_length(line, id, end);
 
 	if (n == 0 || id + n != end)
 		return 0;
@@ -140,8 +182,8 @@ int wl_parse_fast(struct parser *p, const char *line, size_t len)
 	const char *end = line + len;
 
 	if (len > 6 && memcmp(line, "alloc ", 6) == 0)
-		return fast_alloc(p, line + 6, end);
+		return fast_alloc(p, line, line + 6, end);
 	if (len > 5 && memcmp(line, "free ", 5) == 0)
-		return fast_free(p, line + 5, end);
+		return fast_free(p, line, line + 5, end);
 	return 0;
 }

@@ -726,7 +726,7 @@ int wl_parse_some(struct parser *p, size_t max, bool *ended)
 
 	*ended = false;
 	while (rc == 0 && t->nevents < max) {
-		n = trace_lines_next(p->in, &line);
+		n = trace_lines_next_fast(p->in, &line);
 		if (n == TRACE_LINE_EOF) {
 			*ended = true;
 			break;

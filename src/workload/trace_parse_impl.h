@@ -59,9 +59,7 @@ struct id_space {
 	bool forgetting;       /* streamed */
 	bool forgot;           /* some ID was forgotten */
 	bool loop_started;
-	uint32_t *ring;        /* [WL_FREED_KEPT]: the latest deaths, oldest at head */
-	uint64_t *ring_died;
-	uint32_t ring_head, ring_n;
+	uint32_t *ring;        /* [WL_FREED_KEPT]: death d's ID at d % WL_FREED_KEPT */
 	uint64_t deaths;
 };
 
@@ -172,8 +170,11 @@ void wl_ids_release(struct id_space *s);
 /* The index of `key`, or -1 if it is not known (never seen, or forgotten). */
 int64_t wl_ids_find(const struct id_space *s, const char *key);
 /* The same for `len` bytes with their str_table_hash. */
-int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len,
-			   uint64_t hash);
+static inline int64_t wl_ids_find_hashed(const struct id_space *s, const char *key,
+					 size_t len, uint64_t hash)
+{
+	return str_table_find_hashed(&s->names, key, len, hash);
+}
 /* A new ID: 0 with its index (its state zeroed), or an error. */
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
 int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, size_t len,
