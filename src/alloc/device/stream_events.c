@@ -280,8 +280,10 @@ static bool event_done(aclrtEvent event)
  * map at once (erase shifts a later entry into its slot, which is walked
  * next), as upstream's `it = cuda_events.erase(it)` does. The walk ends
  * with the last entry rather than the last slot: draining adds none.
+ * Inline, so that each walk calls its drain directly: malloc walks at
+ * every call while events are pending.
  */
-static void walk_queues(struct npa_device *dev,
+static inline __attribute__((always_inline)) void walk_queues(struct npa_device *dev,
 			void (*drain)(struct npa_device *dev, struct npa_event_queue *q,
 				      const struct npa_private_pool *only),
 			const struct npa_private_pool *only)
@@ -314,7 +316,8 @@ static void drain_done(struct npa_device *dev, struct npa_event_queue *q,
 
 void npa_process_events(struct npa_device *dev)
 {
-	npa_insert_deferred_events(dev);
+	if (dev->deferred != NULL)
+		npa_insert_deferred_events(dev);
 	if (dev->events.pending != 0)
 		walk_queues(dev, drain_done, NULL);
 }
