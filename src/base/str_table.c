@@ -144,17 +144,38 @@ int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *in
 	return str_table_add_hashed(t, key, len, str_table_hash(key, len), index);
 }
 
-int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
-			 uint32_t *index)
+/* Whether one more string needs the buckets doubled (half full at most). */
+static bool full(const struct str_table *t)
 {
-	struct str_entry *e;
+	return (size_t)t->count + 1 > (size_t)(t->bucket ? t->mask + 1 : 0) / 2;
+}
+
+/* The string into entry `index`, its key at `out` if allocated. */
+static void fill(struct str_table *t, uint32_t index, const char *key, size_t len,
+		 uint64_t hash, char *out)
+{
+	struct str_entry *e = &t->entry[index];
+
+	e->hash = hash;
+	e->len = (uint32_t)len;
+	e->held = true;
+	if (out)
+		e->key.out = out;
+	copy_key(out ? out : e->key.in, key, len);
+	place(t->bucket, t->mask, (uint32_t)hash, index + 1);
+	t->count++;
+}
+
+/* Any add: the buckets grown, a long key allocated, a new index made. */
+static __attribute__((noinline)) int add_grown(struct str_table *t, const char *key,
+					       size_t len, uint64_t hash, uint32_t *index)
+{
 	char *out = NULL;
 	int rc;
 
 	if (len >= UINT32_MAX)
 		return -ENOMEM;
-	if ((size_t)t->count + 1 > (size_t)(t->bucket ? t->mask + 1 : 0) / 2 &&
-	    (rc = grow_buckets(t)) != 0)
+	if (full(t) && (rc = grow_buckets(t)) != 0)
 		return rc;
 	if (len > STR_TABLE_INLINE && (out = malloc(len + 1)) == NULL)
 		return -ENOMEM;
@@ -162,15 +183,19 @@ int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint6
 		free(out);
 		return rc;
 	}
-	e = &t->entry[*index];
-	e->hash = hash;
-	e->len = (uint32_t)len;
-	e->held = true;
-	if (out)
-		e->key.out = out;
-	copy_key(out ? out : e->key.in, key, len);
-	place(t->bucket, t->mask, (uint32_t)hash, *index + 1);
-	t->count++;
+	fill(t, *index, key, len, hash, out);
+	return 0;
+}
+
+/* Mostly a short key taking a removed string's index, with room: nothing
+ * to allocate or grow. */
+int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
+			 uint32_t *index)
+{
+	if (len > STR_TABLE_INLINE || t->nfree == 0 || full(t))
+		return add_grown(t, key, len, hash, index);
+	*index = t->free_index[--t->nfree];
+	fill(t, *index, key, len, hash, NULL);
 	return 0;
 }
 
