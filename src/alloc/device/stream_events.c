@@ -290,8 +290,10 @@ static inline __attribute__((always_inline)) void walk_queues(struct npa_device 
 {
 	struct npa_stream_map *m = &dev->events.map;
 	size_t kept = 0; /* entries walked and left in the map */
+	/* A drain frees blocks but records no event: the slots stay where they are. */
+	const size_t end = npa_stream_map_end(m);
 
-	for (size_t i = 0; kept < m->n && i < npa_stream_map_end(m);) {
+	for (size_t i = 0; kept < m->n && i < end;) {
 		struct npa_event_queue *q = npa_stream_map_at(m, i);
 
 		if (q != NULL)
