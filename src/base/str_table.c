@@ -15,39 +15,6 @@
 
 #define MIN_BUCKETS 64
 
-/* The last 1 to 7 bytes as one word, every byte in it, without a loop:
- * two overlapping 4-byte loads, or three single bytes (as wyhash reads). */
-static uint64_t short_tail(const char *s, size_t len)
-{
-	uint32_t a, b;
-
-	if (len >= 4) {
-		memcpy(&a, s, 4);
-		memcpy(&b, s + len - 4, 4);
-		return (uint64_t)a << 32 | b;
-	}
-	return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len >> 1] << 8 |
-	       (unsigned char)s[len - 1];
-}
-
-/* Eight bytes at a time, multiply-mixed: trace IDs are short tokens. */
-uint64_t str_table_hash(const char *s, size_t len)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ULL;
-	uint64_t h = len * k, w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 29;
-	}
-	if (len)
-		h = (h ^ short_tail(s, len)) * k;
-	h ^= h >> 32;
-	h *= 0xd6e8feb86659fd93ULL;
-	return h ^ (h >> 32);
-}
-
 void str_table_init(struct str_table *t)
 {
 	*t = (struct str_table){ 0 };

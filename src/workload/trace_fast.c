@@ -57,7 +57,8 @@ static inline uint64_t load_word(const char *s)
  * the last whole word are read in the word that ends at `end`, whose first
  * bytes were looked at already; `line` is where reading may start.
  */
-static size_t id_length(const char *line, const char *s, const char *end)
+static inline __attribute__((always_inline)) size_t id_length(const char *line, const char *s,
+							      const char *end)
 {
 	const char *q = s;
 	uint64_t m;
@@ -142,7 +143,8 @@ _Static_assert(sizeof(struct wl_event) == 24, "an event is three words");
  * the other core, and a plain store would first fetch each line back
  * from there (the hand-over fences these stores).
  */
-static void put_event(struct parser *p, const struct wl_event *ev)
+static inline __attribute__((always_inline)) void put_event(struct parser *p,
+							      const struct wl_event *ev)
 {
 	struct wl_event *to = &p->t->events[p->t->nevents++];
 #if defined(__x86_64__)
