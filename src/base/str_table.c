@@ -15,47 +15,9 @@
 
 #define MIN_BUCKETS 64
 
-/* The last 1 to 7 bytes as one word, every byte in it, without a loop:
- * two overlapping 4-byte loads, or three single bytes (as wyhash reads). */
-static uint64_t short_tail(const char *s, size_t len)
-{
-	uint32_t a, b;
-
-	if (len >= 4) {
-		memcpy(&a, s, 4);
-		memcpy(&b, s + len - 4, 4);
-		return (uint64_t)a << 32 | b;
-	}
-	return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len >> 1] << 8 |
-	       (unsigned char)s[len - 1];
-}
-
-/* Eight bytes at a time, multiply-mixed: trace IDs are short tokens. */
-uint64_t str_table_hash(const char *s, size_t len)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ULL;
-	uint64_t h = len * k, w;
-
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 29;
-	}
-	if (len)
-		h = (h ^ short_tail(s, len)) * k;
-	h ^= h >> 32;
-	h *= 0xd6e8feb86659fd93ULL;
-	return h ^ (h >> 32);
-}
-
 void str_table_init(struct str_table *t)
 {
 	*t = (struct str_table){ 0 };
-}
-
-static const char *entry_key(const struct str_entry *e)
-{
-	return e->len <= STR_TABLE_INLINE ? e->key.in : e->key.out;
 }
 
 void str_table_release(struct str_table *t)
@@ -69,28 +31,9 @@ void str_table_release(struct str_table *t)
 	str_table_init(t);
 }
 
-static bool same(const struct str_entry *e, uint64_t hash, const char *key, size_t len)
-{
-	return e->hash == hash && e->len == len && str_table_same_bytes(entry_key(e), key, len);
-}
-
 int64_t str_table_find(const struct str_table *t, const char *key, size_t len)
 {
 	return str_table_find_hashed(t, key, len, str_table_hash(key, len));
-}
-
-int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
-			      uint64_t hash)
-{
-	if (t->bucket == NULL)
-		return -1;
-	for (uint32_t b = (uint32_t)hash & t->mask;; b = (b + 1) & t->mask) {
-		struct str_bucket v = t->bucket[b];
-		if (v.index1 == 0)
-			return -1;
-		if (v.hash == (uint32_t)hash && same(&t->entry[v.index1 - 1], hash, key, len))
-			return v.index1 - 1;
-	}
 }
 
 static void place(struct str_bucket *bucket, uint32_t mask, uint32_t hash, uint32_t index1)
@@ -121,6 +64,26 @@ static int grow_buckets(struct str_table *t)
 	return 0;
 }
 
+/* key and a NUL into to: a trace ID (4 to 16 bytes) in two overlapping
+ * words, without a call. */
+static void copy_key(char *to, const char *key, size_t len)
+{
+	if (len >= 8 && len <= 16) {
+		uint64_t a, b;
+
+		memcpy(&a, key, 8), memcpy(&b, key + len - 8, 8);
+		memcpy(to, &a, 8), memcpy(to + len - 8, &b, 8);
+	} else if (len >= 4 && len < 8) {
+		uint32_t a, b;
+
+		memcpy(&a, key, 4), memcpy(&b, key + len - 4, 4);
+		memcpy(to, &a, 4), memcpy(to + len - 4, &b, 4);
+	} else {
+		memcpy(to, key, len);
+	}
+	to[len] = '\0';
+}
+
 /* An index for a new string: a removed one, or the next. */
 static int take_index(struct str_table *t, uint32_t *index)
 {
@@ -148,17 +111,38 @@ int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *in
 	return str_table_add_hashed(t, key, len, str_table_hash(key, len), index);
 }
 
-int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
-			 uint32_t *index)
+/* Whether one more string needs the buckets doubled (half full at most). */
+static bool full(const struct str_table *t)
 {
-	struct str_entry *e;
+	return (size_t)t->count + 1 > (size_t)(t->bucket ? t->mask + 1 : 0) / 2;
+}
+
+/* The string into entry `index`, its key at `out` if allocated. */
+static void fill(struct str_table *t, uint32_t index, const char *key, size_t len,
+		 uint64_t hash, char *out)
+{
+	struct str_entry *e = &t->entry[index];
+
+	e->hash = hash;
+	e->len = (uint32_t)len;
+	e->held = true;
+	if (out)
+		e->key.out = out;
+	copy_key(out ? out : e->key.in, key, len);
+	place(t->bucket, t->mask, (uint32_t)hash, index + 1);
+	t->count++;
+}
+
+/* Any add: the buckets grown, a long key allocated, a new index made. */
+static __attribute__((noinline)) int add_grown(struct str_table *t, const char *key,
+					       size_t len, uint64_t hash, uint32_t *index)
+{
 	char *out = NULL;
 	int rc;
 
 	if (len >= UINT32_MAX)
 		return -ENOMEM;
-	if ((size_t)t->count + 1 > (size_t)(t->bucket ? t->mask + 1 : 0) / 2 &&
-	    (rc = grow_buckets(t)) != 0)
+	if (full(t) && (rc = grow_buckets(t)) != 0)
 		return rc;
 	if (len > STR_TABLE_INLINE && (out = malloc(len + 1)) == NULL)
 		return -ENOMEM;
@@ -166,16 +150,19 @@ int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint6
 		free(out);
 		return rc;
 	}
-	e = &t->entry[*index];
-	e->hash = hash;
-	e->len = (uint32_t)len;
-	e->held = true;
-	if (out)
-		e->key.out = out;
-	memcpy(out ? out : e->key.in, key, len);
-	(out ? out : e->key.in)[len] = '\0';
-	place(t->bucket, t->mask, (uint32_t)hash, *index + 1);
-	t->count++;
+	fill(t, *index, key, len, hash, out);
+	return 0;
+}
+
+/* Mostly a short key taking a removed string's index, with room: nothing
+ * to allocate or grow. */
+int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
+			 uint32_t *index)
+{
+	if (len > STR_TABLE_INLINE || t->nfree == 0 || full(t))
+		return add_grown(t, key, len, hash, index);
+	*index = t->free_index[--t->nfree];
+	fill(t, *index, key, len, hash, NULL);
 	return 0;
 }
 
@@ -220,5 +207,5 @@ void str_table_remove(struct str_table *t, uint32_t index)
 
 const char *str_table_key(const struct str_table *t, uint32_t index)
 {
-	return entry_key(&t->entry[index]);
+	return str_table_entry_key(&t->entry[index]);
 }

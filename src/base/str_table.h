@@ -56,10 +56,10 @@ int64_t str_table_find(const struct str_table *t, const char *key, size_t len);
 /* Add `key`, which must not be held: 0 with its index, or -ENOMEM. */
 int str_table_add(struct str_table *t, const char *key, size_t len, uint32_t *index);
 /* The same with the key's hash given: a find and then an add of one key
- * hash it once. */
-uint64_t str_table_hash(const char *key, size_t len);
-int64_t str_table_find_hashed(const struct str_table *t, const char *key, size_t len,
-			      uint64_t hash);
+ * hash it once. Inline, as a trace's every line hashes its ID. */
+static inline uint64_t str_table_hash(const char *key, size_t len);
+static inline int64_t str_table_find_hashed(const struct str_table *t, const char *key,
+					   size_t len, uint64_t hash);
 int str_table_add_hashed(struct str_table *t, const char *key, size_t len, uint64_t hash,
 			 uint32_t *index);
 /* Forget the string at `index` (held); the index goes back for reuse. */
@@ -93,6 +93,63 @@ static inline bool str_table_same_bytes(const char *a, const char *b, size_t len
 static inline bool str_table_held(const struct str_table *t, uint32_t index)
 {
 	return index < t->limit && t->entry[index].held;
+}
+
+static inline const char *str_table_entry_key(const struct str_entry *e)
+{
+	return e->len <= STR_TABLE_INLINE ? e->key.in : e->key.out;
+}
+
+/* The last 1 to 7 bytes as one word, every byte in it, without a loop:
+ * two overlapping 4-byte loads, or three single bytes (as wyhash reads). */
+static inline uint64_t str_table_short_tail(const char *s, size_t len)
+{
+	uint32_t a, b;
+
+	if (len >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		return (uint64_t)a << 32 | b;
+	}
+	return (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len >> 1] << 8 |
+	       (unsigned char)s[len - 1];
+}
+
+/* Eight bytes at a time, multiply-mixed: trace IDs are short tokens. */
+static inline uint64_t str_table_hash(const char *s, size_t len)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ULL;
+	uint64_t h = len * k, w;
+
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	if (len)
+		h = (h ^ str_table_short_tail(s, len)) * k;
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ULL;
+	return h ^ (h >> 32);
+}
+
+/* Inline: a trace's every line looks an ID up, and the probe is short. */
+static inline int64_t str_table_find_hashed(const struct str_table *t, const char *key,
+					   size_t len, uint64_t hash)
+{
+	if (t->bucket == NULL)
+		return -1;
+	for (uint32_t b = (uint32_t)hash & t->mask;; b = (b + 1) & t->mask) {
+		struct str_bucket v = t->bucket[b];
+		if (v.index1 == 0)
+			return -1;
+		if (v.hash != (uint32_t)hash)
+			continue;
+		const struct str_entry *e = &t->entry[v.index1 - 1];
+		if (e->hash == hash && e->len == len &&
+		    str_table_same_bytes(str_table_entry_key(e), key, len))
+			return v.index1 - 1;
+	}
 }
 
 #endif /* NPUMEMFS_STR_TABLE_H */

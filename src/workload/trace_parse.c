@@ -368,32 +368,6 @@ int wl_parse_sized(struct parser *p, char **f, int nf, struct wl_event *ev,
 	return rc;
 }
 
-void wl_parse_id_made(struct parser *p, uint32_t i, struct wl_event *ev)
-{
-	struct id_state *e = &p->ids.st[i];
-
-	ev->slot = i;
-	e->device = ev->device;
-	e->live = true;
-	e->line = p->line;
-	e->used = false;
-	e->pending = false;
-}
-
-void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev)
-{
-	struct id_state *e = &p->ids.st[i];
-
-	ev->slot = i;
-	ev->device = e->device;
-	/* Its events wait on the streams it was used on: a complete may follow. */
-	e->pending = e->used;
-	e->live = false;
-	e->line = p->line;
-	if (!e->pending)
-		wl_ids_died(&p->ids, i);
-}
-
 static int parse_alloc(struct parser *p, char **f, int nf, struct wl_event *ev)
 {
 	struct options o;
@@ -726,7 +700,7 @@ int wl_parse_some(struct parser *p, size_t max, bool *ended)
 
 	*ended = false;
 	while (rc == 0 && t->nevents < max) {
-		n = trace_lines_next(p->in, &line);
+		n = trace_lines_next_fast(p->in, &line);
 		if (n == TRACE_LINE_EOF) {
 			*ended = true;
 			break;

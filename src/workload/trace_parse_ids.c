@@ -28,21 +28,13 @@ void wl_ids_release(struct id_space *s)
 	str_table_release(&s->names);
 	free(s->st);
 	free(s->ring);
-	free(s->ring_died);
 	s->st = NULL;
 	s->ring = NULL;
-	s->ring_died = NULL;
 }
 
 int64_t wl_ids_find(const struct id_space *s, const char *key)
 {
 	return str_table_find(&s->names, key, strlen(key));
-}
-
-int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len,
-			   uint64_t hash)
-{
-	return str_table_find_hashed(&s->names, key, len, hash);
 }
 
 int wl_ids_take(struct parser *p, struct id_space *s, const char *key, const char *what,
@@ -76,7 +68,8 @@ int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, siz
 	if ((rc = str_table_add_hashed(&s->names, key, len, hash, index)) != 0)
 		return rc;
 	/* A new index is at most the limit's last: one more state at most. */
-	if (wl_parse_grow((void **)&s->st, &s->st_cap, s->names.limit - 1, sizeof(*s->st),
+	if (s->names.limit > s->st_cap &&
+	    wl_parse_grow((void **)&s->st, &s->st_cap, s->names.limit - 1, sizeof(*s->st),
 			  64) != 0) {
 		str_table_remove(&s->names, *index);
 		return -ENOMEM;
@@ -94,38 +87,36 @@ static bool forgettable(const struct id_space *s, uint32_t index, uint64_t died)
 	       !e->pending && !(s->loop_started && e->live_at_loop);
 }
 
+/*
+ * The ring holds the last WL_FREED_KEPT deaths, death d at d %
+ * WL_FREED_KEPT: the one it replaces is death d - WL_FREED_KEPT, which
+ * is forgotten now if nothing since made it needed again.
+ */
 void wl_ids_died(struct id_space *s, uint32_t index)
 {
-	uint32_t slot;
+	uint64_t d = ++s->deaths;
+	uint32_t at = (uint32_t)(d % WL_FREED_KEPT);
 
-	s->st[index].died = ++s->deaths;
+	s->st[index].died = d;
 	if (!s->forgetting)
 		return;
-	if (s->ring == NULL) {
-		s->ring = malloc(WL_FREED_KEPT * sizeof(*s->ring));
-		s->ring_died = malloc(WL_FREED_KEPT * sizeof(*s->ring_died));
-		if (s->ring == NULL || s->ring_died == NULL) {
-			s->forgetting = false; /* remember everything instead */
-			return;
-		}
+	if (s->ring == NULL && (s->ring = malloc(WL_FREED_KEPT * sizeof(*s->ring))) == NULL) {
+		s->forgetting = false; /* remember everything instead */
+		return;
 	}
-	if (s->ring_n == WL_FREED_KEPT) {
-		uint32_t old = s->ring[s->ring_head];
+	if (d > WL_FREED_KEPT) {
+		uint32_t old = s->ring[at];
 		/* The next death's turn comes at the next free: its state and
 		 * its name, WL_FREED_KEPT deaths old, are fetched meanwhile. */
-		uint32_t next = s->ring[(s->ring_head + 1) % WL_FREED_KEPT];
+		uint32_t next = s->ring[(at + 1) % WL_FREED_KEPT];
 		__builtin_prefetch(&s->st[next]);
 		__builtin_prefetch(&s->names.entry[next]);
-		if (forgettable(s, old, s->ring_died[s->ring_head])) {
+		if (forgettable(s, old, d - WL_FREED_KEPT)) {
 			str_table_remove(&s->names, old);
 			s->forgot = true;
 		}
-		s->ring_head = (s->ring_head + 1) % WL_FREED_KEPT;
-		s->ring_n--;
 	}
-	slot = (s->ring_head + s->ring_n++) % WL_FREED_KEPT;
-	s->ring[slot] = index;
-	s->ring_died[slot] = s->st[index].died;
+	s->ring[at] = index;
 }
 
 void wl_ids_loop_start(struct id_space *s)

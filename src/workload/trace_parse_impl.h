@@ -59,9 +59,7 @@ struct id_space {
 	bool forgetting;       /* streamed */
 	bool forgot;           /* some ID was forgotten */
 	bool loop_started;
-	uint32_t *ring;        /* [WL_FREED_KEPT]: the latest deaths, oldest at head */
-	uint64_t *ring_died;
-	uint32_t ring_head, ring_n;
+	uint32_t *ring;        /* [WL_FREED_KEPT]: death d's ID at d % WL_FREED_KEPT */
 	uint64_t deaths;
 };
 
@@ -154,9 +152,6 @@ int wl_parse_stream_field(struct parser *p, const char *s, struct stream_entry *
 /* A new event of `op` on this line, zeroed, at the end of the trace's
  * events (not yet counted); NULL if out of memory. */
 struct wl_event *wl_parse_event(struct parser *p, enum wl_op op);
-/* Device ID `i` allocated (ev->device set) or freed by event `ev`. */
-void wl_parse_id_made(struct parser *p, uint32_t i, struct wl_event *ev);
-void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev);
 /*
  * The fast path (trace_fast.c): 1 if `line` (len bytes) is a plain
  * "alloc ID SIZE" or "free ID" that could be taken, its event added; 0 to
@@ -172,8 +167,11 @@ void wl_ids_release(struct id_space *s);
 /* The index of `key`, or -1 if it is not known (never seen, or forgotten). */
 int64_t wl_ids_find(const struct id_space *s, const char *key);
 /* The same for `len` bytes with their str_table_hash. */
-int64_t wl_ids_find_hashed(const struct id_space *s, const char *key, size_t len,
-			   uint64_t hash);
+static inline int64_t wl_ids_find_hashed(const struct id_space *s, const char *key,
+					 size_t len, uint64_t hash)
+{
+	return str_table_find_hashed(&s->names, key, len, hash);
+}
 /* A new ID: 0 with its index (its state zeroed), or an error. */
 int wl_ids_add(struct parser *p, struct id_space *s, const char *key, uint32_t *index);
 int wl_ids_add_hashed(struct parser *p, struct id_space *s, const char *key, size_t len,
@@ -185,6 +183,35 @@ int wl_ids_take(struct parser *p, struct id_space *s, const char *key, const cha
 /* The ID at `index` is dead now (freed, completed or unpinned). */
 void wl_ids_died(struct id_space *s, uint32_t index);
 void wl_ids_loop_start(struct id_space *s);
+
+/* Device ID `i` allocated (ev->device set) or freed by event `ev`;
+ * inline, for the fast path's every line. */
+static inline void wl_parse_id_made(struct parser *p, uint32_t i, struct wl_event *ev)
+{
+	struct id_state *e = &p->ids.st[i];
+
+	ev->slot = i;
+	e->device = ev->device;
+	e->live = true;
+	e->line = p->line;
+	e->used = false;
+	e->pending = false;
+}
+
+static inline void wl_parse_id_freed(struct parser *p, uint32_t i, struct wl_event *ev)
+{
+	struct id_state *e = &p->ids.st[i];
+
+	ev->slot = i;
+	ev->device = e->device;
+	/* Its events wait on the streams it was used on: a complete may follow. */
+	e->pending = e->used;
+	e->live = false;
+	e->line = p->line;
+	if (!e->pending)
+		wl_ids_died(&p->ids, i);
+}
+
 /* The ID that loop_start found otherwise, in the order of first allocs:
  * 0 with its index, or -ENOENT if every ID is as it was. */
 int wl_ids_loop_mismatch(struct parser *p, struct id_space *s, uint32_t *index);

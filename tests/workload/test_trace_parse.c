@@ -125,6 +125,85 @@ static void plain_lines_give_the_events_of_the_general_parser(void **state)
 	wl_trace_free(slow);
 }
 
+/* The events of `fast` and `slow`, which must be the same. */
+static void assert_same_events(const struct wl_trace *fast, const struct wl_trace *slow)
+{
+	assert_int_equal(fast->nevents, slow->nevents);
+	assert_int_equal(fast->nslots, slow->nslots);
+	for (size_t i = 0; i < fast->nevents; i++) {
+		const struct wl_event *f = &fast->events[i], *s = &slow->events[i];
+		assert_int_equal(f->op, s->op);
+		assert_int_equal(f->slot, s->slot);
+		assert_int_equal(f->line, s->line);
+		assert_true(f->size == s->size);
+	}
+}
+
+/* "alloc ID SIZE" then "free ID" for an ID of `id_len` bytes and a SIZE
+ * of `digits` digits, fields split by `blank`, into buf. */
+static void alloc_free_lines(char *buf, size_t cap, size_t id_len, size_t digits, char blank)
+{
+	char id[32], size[32];
+
+	for (size_t i = 0; i < id_len; i++)
+		id[i] = (char)('a' + (i * 7 + id_len) % 26);
+	id[id_len] = '\0';
+	for (size_t i = 0; i < digits; i++)
+		size[i] = (char)('1' + (i * 3 + digits) % 9);
+	size[digits] = '\0';
+	snprintf(buf, cap, "alloc%c%s%c%s\nfree%c%s\n", blank, id, blank, size, blank, id);
+}
+
+/* The fast path reads an ID and a SIZE a word at a time: every length of
+ * each, across one word and two, gives the general parser's events. */
+static void ids_and_sizes_of_every_length_give_the_events_of_the_general_parser(void **state)
+{
+	char fast_text[128], slow_text[128];
+
+	(void)state;
+	for (size_t id_len = 1; id_len <= 20; id_len++) {
+		for (size_t digits = 1; digits <= 19; digits++) {
+			alloc_free_lines(fast_text, sizeof(fast_text), id_len, digits, ' ');
+			alloc_free_lines(slow_text, sizeof(slow_text), id_len, digits, '\t');
+			struct wl_trace *fast = parse_ok(fast_text), *slow = parse_ok(slow_text);
+			assert_same_events(fast, slow);
+			wl_trace_free(fast);
+			wl_trace_free(slow);
+		}
+	}
+}
+
+/* The message of a trace that must be refused. */
+static void refusal(const char *text, char *err)
+{
+	struct wl_trace *t = NULL;
+
+	assert_int_equal(parse_text(text, 0, &t, err), -EINVAL);
+	assert_null(t);
+}
+
+/* A plain line with a byte that is not a digit in its SIZE, or that ends
+ * its ID early, gives what the same line with tabs gives: the bytes next
+ * to '0' and '9' ('/', ':') and a '#' in a word read whole included. */
+static void a_plain_line_with_a_stray_byte_gives_the_general_refusal(void **state)
+{
+	static const char *const lines[][2] = {
+		{ "alloc a 12/4\n", "alloc\ta\t12/4\n" },
+		{ "alloc a 1234567:\n", "alloc\ta\t1234567:\n" },
+		{ "alloc abcdefg 1x\n", "alloc\tabcdefg\t1x\n" },
+		{ "alloc abc#defgh 5\n", "alloc\tabc#defgh\t5\n" },
+		{ "alloc a 5\nfree abcdefghij#k\n", "alloc\ta\t5\nfree\tabcdefghij#k\n" },
+	};
+	char fast[WL_ERRLEN], slow[WL_ERRLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		refusal(lines[i][0], fast);
+		refusal(lines[i][1], slow);
+		assert_string_equal(fast, slow);
+	}
+}
+
 static void ids_are_any_tokens_resolved_to_dense_slots(void **state)
 {
 	struct wl_trace *t = parse_ok("alloc 0x7f3a8c000000 512\nalloc tensor/weights:0 1\n"
@@ -427,6 +506,8 @@ int main(void)
 		cmocka_unit_test(sizes_take_iec_suffixes),
 		cmocka_unit_test(tabs_and_crlf_separate_fields),
 		cmocka_unit_test(plain_lines_give_the_events_of_the_general_parser),
+		cmocka_unit_test(ids_and_sizes_of_every_length_give_the_events_of_the_general_parser),
+		cmocka_unit_test(a_plain_line_with_a_stray_byte_gives_the_general_refusal),
 		cmocka_unit_test(ids_are_any_tokens_resolved_to_dense_slots),
 		cmocka_unit_test(streams_become_dense_indexes_with_zero_the_default),
 		cmocka_unit_test(free_and_record_stream_carry_the_device_of_their_id),

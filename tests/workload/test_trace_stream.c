@@ -152,6 +152,40 @@ static void the_scan_takes_no_id_for_a_device_option(void **state)
 	assert_int_equal(scanned_max_device("alloc device=9 512\nfree device=9\n"), 0);
 }
 
+/*
+ * The file is looked through a block at a time: a line that runs across
+ * a block's end (1 MiB is one, whatever the block) is taken whole, not as
+ * two halves that each name no device.
+ */
+static void the_scan_takes_a_line_across_a_block_whole(void **state)
+{
+	const long boundary = 1L << 20;
+	const char line[] = "alloc y 512 device=6\n";
+	char err[WL_ERRLEN], path[] = "/tmp/npumemfs-stream-XXXXXX";
+	struct wl_trace_stream *s;
+	int fd = mkstemp(path), max = -1;
+	FILE *f = fdopen(fd, "w");
+
+	(void)state;
+	assert_non_null(f);
+	/* comment lines up to 10 bytes before the boundary */
+	for (long at = 0; at < boundary - 10;) {
+		long n = boundary - 10 - at > 100 ? 100 : boundary - 10 - at;
+		fprintf(f, "#%.*s\n", (int)(n - 2), "................................................"
+						     "..................................................");
+		at += n;
+	}
+	assert_int_equal(ftell(f), boundary - 10);
+	fputs(line, f);
+	fputs("free y\n", f);
+	fclose(f);
+	assert_int_equal(wl_trace_stream_open(path, &s, err, sizeof(err)), 0);
+	assert_int_equal(wl_trace_stream_max_device(s, &max), 0);
+	assert_int_equal(max, 6);
+	wl_trace_stream_close(s);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +195,7 @@ int main(void)
 		cmocka_unit_test(the_scan_finds_a_device_far_past_the_first_chunk),
 		cmocka_unit_test(the_scan_finds_a_device_named_after_another_option),
 		cmocka_unit_test(the_scan_takes_no_id_for_a_device_option),
+		cmocka_unit_test(the_scan_takes_a_line_across_a_block_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,16 +280,20 @@ static bool event_done(aclrtEvent event)
  * map at once (erase shifts a later entry into its slot, which is walked
  * next), as upstream's `it = cuda_events.erase(it)` does. The walk ends
  * with the last entry rather than the last slot: draining adds none.
+ * Inline, so that each walk calls its drain directly: malloc walks at
+ * every call while events are pending.
  */
-static void walk_queues(struct npa_device *dev,
+static inline __attribute__((always_inline)) void walk_queues(struct npa_device *dev,
 			void (*drain)(struct npa_device *dev, struct npa_event_queue *q,
 				      const struct npa_private_pool *only),
 			const struct npa_private_pool *only)
 {
 	struct npa_stream_map *m = &dev->events.map;
 	size_t kept = 0; /* entries walked and left in the map */
+	/* A drain frees blocks but records no event: the slots stay where they are. */
+	const size_t end = npa_stream_map_end(m);
 
-	for (size_t i = 0; kept < m->n && i < npa_stream_map_end(m);) {
+	for (size_t i = 0; kept < m->n && i < end;) {
 		struct npa_event_queue *q = npa_stream_map_at(m, i);
 
 		if (q != NULL)
@@ -314,7 +318,8 @@ static void drain_done(struct npa_device *dev, struct npa_event_queue *q,
 
 void npa_process_events(struct npa_device *dev)
 {
-	npa_insert_deferred_events(dev);
+	if (dev->deferred != NULL)
+		npa_insert_deferred_events(dev);
 	if (dev->events.pending != 0)
 		walk_queues(dev, drain_done, NULL);
 }
