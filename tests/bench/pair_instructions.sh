@@ -64,7 +64,7 @@ ratio() {
 	*) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }' ;;
 	esac
 }
-printf '%-6s %-8s %5s %6s %9s %9s %6s %6s %6s %6s %7s  %-8s\n' "size" "flavor" "npa" \
+printf '%-6s %-10s %5s %6s %9s %9s %6s %6s %6s %6s %7s  %-8s\n' "size" "flavor" "npa" \
 	"glibc" "jemalloc" "mimalloc" "torch" "/glibc" "/je" "/mi" "/torch" "target"
 for size in 4096 512; do
 	glibc=$(per_pair glibc $size)
@@ -87,7 +87,7 @@ for size in 4096 512; do
 			[ "$npa" -le 150 ] && verdict="met"
 			[ "$flavor" = npu ] && npu=$npa
 		fi
-		printf '%-6s %-8s %5s %6s %9s %9s %6s %6s %6s %6s %7s  %s\n' "$size" "$flavor" \
+		printf '%-6s %-10s %5s %6s %9s %9s %6s %6s %6s %6s %7s  %s\n' "$size" "$flavor" \
 			"$npa" "$glibc" "$je" "$mi" "$torch" "$(ratio "$npa" "$glibc")" \
 			"$(ratio "$npa" "$je")" "$(ratio "$npa" "$mi")" "$(ratio "$npa" "$torch")" \
 			"$verdict"
