@@ -118,6 +118,15 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/*
+ * Contexts: each device has one, its default context, which is what
+ * aclrtSetDevice makes current. aclrtGetCurrentContext gives the calling
+ * thread's (that of device 0 before any aclrtSetDevice); making a context
+ * current makes its device current. A handle that is no device's context
+ * is ACL_ERROR_INVALID_PARAM, and nothing changes.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 
 /* Memory on the current device. */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size,

@@ -40,6 +40,29 @@ aclError aclrtGetDevice(int32_t *deviceId)
 	return ACL_SUCCESS;
 }
 
+/* A device's default context is its state's address: nothing to make,
+ * and a handle from elsewhere is told apart by range. */
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	if (!context)
+		return ACL_ERROR_INVALID_PARAM;
+	*context = &sim.device[sim_current_device()];
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	for (int i = 0; i < sim.ndev; i++)
+		if (context == &sim.device[i])
+			return aclrtSetDevice(i);
+	sim_set_recent_error("aclrtSetCurrentContext: %p is no device's context", context);
+	return ACL_ERROR_INVALID_PARAM;
+}
+
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
 	if (!atomic_load(&sim.up))
