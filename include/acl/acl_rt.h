@@ -91,6 +91,13 @@ typedef struct aclrtPtrAttributes {
 	uint32_t rsv[4];
 } aclrtPtrAttributes;
 
+typedef struct aclrtMemUsageInfo {
+	char name[32];
+	uint64_t curMemSize;
+	uint64_t memPeakSize;
+	size_t reserved[8];
+} aclrtMemUsageInfo;
+
 typedef enum aclrtMemAllocationType {
 	ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
 } aclrtMemAllocationType;
@@ -136,6 +143,14 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 					     size_t *total);
+/*
+ * The memory each module of the runtime holds on device `deviceId`, at most
+ * `inputNum` entries, *outputNum of them filled. The simulator has one
+ * module, "npusim": the bytes its mallocs and physical handles hold
+ * (page-rounded) and their peak since start.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
+						  size_t inputNum, size_t *outputNum);
 /*
  * What an address is. Only memory held now is a block: a live aclrtMalloc
  * block, a mapped range of a reservation, an aclrtMallocHost block.

@@ -1,11 +1,14 @@
 /*
- * memory.c - aclrtMalloc, aclrtMallocAlign32, aclrtFree, aclrtGetMemInfo.
+ * memory.c - aclrtMalloc, aclrtMallocAlign32, aclrtFree, aclrtGetMemInfo,
+ * aclrtGetMemUsageInfo.
  *
  * Rounding follows CANN's documentation of aclrtMallocAlign32: "the
  * allocation size is the input size rounded up to the nearest multiple of
  * 32 bytes. Compared with aclrtMalloc, this API only rounds ... but does
  * not add an extra 32 bytes." The device then commits whole pages.
  */
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "sim.h"
@@ -143,5 +146,27 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	*total = d->capacity;
 	*free = d->capacity - d->ctr.used;
 	pthread_mutex_unlock(&d->lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
+			      size_t *outputNum)
+{
+	struct sim_device *d;
+
+	if (!atomic_load(&sim.up))
+		return ACL_ERROR_UNINITIALIZE;
+	if (deviceId >= (uint32_t)sim.ndev)
+		return ACL_ERROR_INVALID_DEVICE;
+	if (!memUsageInfo || !outputNum || inputNum == 0)
+		return ACL_ERROR_INVALID_PARAM;
+	d = &sim.device[deviceId];
+	memset(memUsageInfo, 0, sizeof(*memUsageInfo));
+	snprintf(memUsageInfo->name, sizeof(memUsageInfo->name), "npusim");
+	pthread_mutex_lock(&d->lock);
+	memUsageInfo->curMemSize = d->ctr.used;
+	memUsageInfo->memPeakSize = d->ctr.peak_used;
+	pthread_mutex_unlock(&d->lock);
+	*outputNum = 1;
 	return ACL_SUCCESS;
 }
