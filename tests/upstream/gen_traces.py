@@ -368,7 +368,14 @@ NPU_CONFS = ["-", "expandable_segments:True", "max_split_size_mb:200",
              "expandable_segments:True,segment_size_mb:40",
              "max_split_size_mb:100,garbage_collection_threshold:0.8",
              "expandable_segments:True,base_addr_aligned_kb:4",
-             "multi_stream_lazy_reclaim:True"]
+             "multi_stream_lazy_reclaim:True",
+             "garbage_collection_threshold:0.9,roundup_power2_divisions:2,"
+             "multi_stream_lazy_reclaim:True",
+             "expandable_segments:True,multi_stream_lazy_reclaim:True",
+             "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", "page_size:1g"]
+# page_size:1g puts large requests on 1 GiB segments: a pools trace's
+# device of a few GiB runs out during a scope, which NpuPools keeps away.
+NPU_POOL_CONFS = [c for c in NPU_CONFS if not c.startswith("page_size")]
 
 
 class NpuPools(Pools):
@@ -456,7 +463,8 @@ def npu_cases(rng, out, ndevice, npools):
         for i in range(count):
             name = f"{prefix}{i:04d}.trace"
             capacity = rng.choice([1, 2, 3, 4] if prefix == "n" else [4, 6, 8]) << 30
-            conf = NPU_CONFS[i % len(NPU_CONFS)]
+            confs = NPU_CONFS if prefix == "n" else NPU_POOL_CONFS
+            conf = confs[i % len(confs)]
             with open(os.path.join(out, name), "w") as f:
                 f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
             cases.append(f"{name} {capacity} {conf}")
