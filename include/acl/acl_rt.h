@@ -120,6 +120,19 @@ typedef enum aclrtMemGranularityOptions {
 	ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
 } aclrtMemGranularityOptions;
 
+/*
+ * The calling thread's last error: the code of its latest runtime call
+ * that failed, ACL_SUCCESS if none did. aclrtPeekAtLastError leaves it,
+ * aclrtGetLastError clears it. Thread level only (other levels are
+ * ACL_ERROR_INVALID_PARAM).
+ */
+typedef enum aclrtLastErrLevel {
+	ACL_RT_THREAD_LEVEL = 0,
+} aclrtLastErrLevel;
+
+ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
+
 /* Devices. The current device is per thread, as in CANN. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);

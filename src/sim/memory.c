@@ -25,13 +25,13 @@ static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
 	struct extent *e;
 
 	if (sim_fault_fires(&d->malloc_fault))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	/* Physical handles share the capacity, so the free-run check alone
 	 * is not enough. */
 	if (npages > d->npages || d->ctr.used + page_bytes(d, npages) > page_bytes(d, d->npages))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (extent_map_alloc(&d->mem, npages, &e) < 0)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	e->bytes = bytes;
 	sim_account_alloc(d, page_bytes(d, npages));
 	d->ctr.malloc_calls++;
@@ -48,9 +48,9 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!devPtr || size == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	d = &sim.device[sim_current_device()];
 	t0 = sim_monotonic_ns();
 	sim_spend_us(atomic_load(&d->malloc_latency_us));
@@ -65,7 +65,7 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 		d->ctr.malloc_failures++;
 	d->ctr.malloc_ns += sim_monotonic_ns() - t0;
 	pthread_mutex_unlock(&d->lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -87,10 +87,10 @@ aclError aclrtFree(void *devPtr)
 	uint64_t t0, off;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	d = devPtr ? sim_device_holding(devPtr) : NULL;
 	if (!d)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	off = (uint64_t)((char *)devPtr - d->base);
 	t0 = sim_monotonic_ns();
 	sim_spend_us(atomic_load(&d->free_latency_us));
@@ -98,7 +98,7 @@ aclError aclrtFree(void *devPtr)
 	e = off % d->page_size ? NULL : extent_map_find(&d->mem, off / d->page_size);
 	if (!e) {
 		pthread_mutex_unlock(&d->lock);
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
 	/* Give the RAM back: freed device memory keeps no data, as on a
 	 * device whose driver hands the pages to someone else. */
@@ -133,9 +133,9 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	struct sim_device *d;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!free || !total || !(is_hbm(attr) || is_ddr(attr)))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (is_ddr(attr)) {
 		*free = 0;
 		*total = 0;
@@ -155,11 +155,11 @@ aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo
 	struct sim_device *d;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (deviceId >= (uint32_t)sim.ndev)
-		return ACL_ERROR_INVALID_DEVICE;
+		return sim_status(ACL_ERROR_INVALID_DEVICE);
 	if (!memUsageInfo || !outputNum || inputNum == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	d = &sim.device[deviceId];
 	memset(memUsageInfo, 0, sizeof(*memUsageInfo));
 	snprintf(memUsageInfo->name, sizeof(memUsageInfo->name), "npusim");

@@ -125,6 +125,9 @@ extern struct sim_state sim;
 
 /* The calling thread's current device (0 until aclrtSetDevice). */
 int sim_current_device(void);
+/* `e`, which, when it is a failure, becomes the calling thread's last
+ * error (aclrtPeekAtLastError): every runtime call's error goes through it. */
+aclError sim_status(aclError e);
 /* What aclGetRecentErrMsg tells the calling thread next. */
 void sim_set_recent_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The device whose aclrtMalloc range holds `p`, or NULL. */
