@@ -225,6 +225,40 @@ ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offse
 ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 
 /*
+ * Sharing memory with another process, which in the simulator is this
+ * one: what an import gives is the memory exported.
+ *
+ * aclrtIpcMemGetExportKey: the key (a string of less than
+ * ACL_IPC_HANDLE_SIZE bytes, `len` at least that) of the aclrtMalloc block
+ * that starts at devPtr, `size` bytes of it (0 < size <= the block), the
+ * same key each time; flag 0 or ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION.
+ * aclrtIpcMemImportByKey gives the block's address; aclrtIpcMemClose
+ * undoes an import, or, with none left, withdraws the key. Freeing the
+ * block withdraws its key.
+ *
+ * aclrtMemExportToShareableHandle: the number (never 0, the same each
+ * time) a physical handle is shared by; handleType ACL_MEM_HANDLE_TYPE_NONE,
+ * flags 0 or ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION.
+ * aclrtMemImportFromShareableHandle gives the handle for that number on
+ * its device, one more reference to the pages: each import is freed with
+ * aclrtFreePhysical, and the pages go with the last.
+ */
+#define ACL_IPC_HANDLE_SIZE 65
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
+						     size_t len, uint64_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+							     aclrtMemHandleType handleType,
+							     uint64_t flags,
+							     uint64_t *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+							       int32_t deviceId,
+							       aclrtDrvMemHandle *handle);
+
+/*
  * Streams: NULL is the current device's default stream, which also has a
  * handle of its own (npusim_default_stream), as torch_npu's default stream
  * is a real stream; either names it. A default stream is never destroyed

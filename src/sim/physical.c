@@ -120,6 +120,7 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 	if (!ph)
 		return sim_status(ACL_ERROR_BAD_ALLOC);
 	ph->self = ph;
+	ph->refs = 1;
 	ph->device = on_host(prop) ? -1 : (int)prop->location.id;
 	pthread_mutex_lock(&sim.vm_lock);
 	rc = ph->device < 0 ? sim_host_take_physical(ph, size) : take_device_physical(ph, size);
@@ -145,6 +146,12 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.vm_lock);
 	ph = vm_phys_find(handle);
+	if (ph && ph->refs > 1) {
+		/* An import's reference: the pages stay for the others. */
+		ph->refs--;
+		pthread_mutex_unlock(&sim.vm_lock);
+		return ACL_SUCCESS;
+	}
 	if (!ph || ph->maps > 0) {
 		pthread_mutex_unlock(&sim.vm_lock);
 		return sim_status(ACL_ERROR_INVALID_PARAM);
