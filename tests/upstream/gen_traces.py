@@ -375,7 +375,10 @@ NPU_CONFS = ["-", "expandable_segments:True", "max_split_size_mb:200",
              "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", "page_size:1g"]
 # page_size:1g puts large requests on 1 GiB segments: a pools trace's
 # device of a few GiB runs out during a scope, which NpuPools keeps away.
-NPU_POOL_CONFS = [c for c in NPU_CONFS if not c.startswith("page_size")]
+# Garbage collection synchronizes the device, which torch_npu does with
+# npuSynchronizeDevice(true): while a stream captures that throws, and the
+# npu flavor goes on (npumemfs-flavors(7)).
+NPU_POOL_CONFS = [c for c in NPU_CONFS if not c.startswith("page_size") and "garbage" not in c]
 
 
 class NpuPools(Pools):
