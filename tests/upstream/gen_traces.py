@@ -346,9 +346,9 @@ def device_trace(rng, steps, conf):
     return dev.lines
 
 
-def pools_trace(rng, steps, conf):
+def pools_trace(rng, steps, conf, kind=None):
     dev = Device(rng)
-    pools = Pools(dev, "expandable" in conf)
+    pools = kind(dev, conf) if kind else Pools(dev, "expandable" in conf)
     for _ in range(steps):
         if rng.random() < 0.12:
             pools.step()
@@ -429,32 +429,12 @@ class NpuPools(Pools):
     def mempool_release(self):
         pass
 
-    def wind_down(self):
-        while self.captures:
-            self.capture_end()
-        for m in list(self.routing):
-            self.mempool_end(m)
-        for g in [g for g, k in self.graphs.items() if k]:
-            if self.may_drop(self.graphs[g]):
-                self.use[self.graphs[g]] -= 1
-                self.graphs[g] = None
-                self.dev.lines.append(f"graph_reset {g}")
-        self.dev.lines.append("empty_cache")
+    def mempool_release_named(self, m):
+        pass
 
 
 def npu_pools_trace(rng, steps, conf):
-    dev = Device(rng)
-    pools = NpuPools(dev, conf)
-    for _ in range(steps):
-        if rng.random() < 0.12:
-            pools.step()
-            if pools.busy() and dev.lines[-1] == "empty_cache":
-                return dev.lines        # refused by both; nothing runs after it
-        else:
-            dev.step(cache_ok=not pools.busy())
-    if rng.random() < 0.5:
-        pools.wind_down()
-    return dev.lines
+    return pools_trace(rng, steps, conf, NpuPools)
 
 
 def npu_cases(rng, out, ndevice, npools):

@@ -40,6 +40,7 @@
 
 #include "npu_machine.h"
 #include "replay_report.h"
+#include "trace_reader.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -184,6 +185,13 @@ struct Replay {
       throw Refused{"the runtime refuses the sync (" + std::to_string(e) + ")"};
   }
 
+  void empty_cache() { alloc::emptyCache(true); }
+  void reset_peak() { alloc::resetPeakStats(0); }
+  void reset_accumulated() { alloc::resetAccumulatedStats(0); }
+  void fraction(double f) { alloc::setMemoryFraction(f, 0); }
+
+  void other_line(const std::vector<std::string>& f) { bad("unsupported line: " + f[0]); }
+
   MempoolId_t take(MempoolId_t id) {
     known.push_back(id);
     return id;
@@ -226,7 +234,10 @@ struct Replay {
   }
 
   // NPUGraph::capture_begin's calls.
-  void capture_begin(long s, const std::string& pool_spec, const std::string& graph) {
+  void capture_begin(long s, const std::string& pool_spec, const std::string& graph,
+                     const std::string& mode) {
+    if (!mode.empty() && mode != "global")
+      bad("only the global capture mode");
     c10_npu::setCurrentNPUStream(stream(s));
     if (s == 0)
       throw Refused{"NPU graphs must be captured on a non-default stream. "
@@ -269,7 +280,9 @@ struct Replay {
     g = Graph{};
   }
 
-  void mempool_create(const std::string& name) {
+  void mempool_create(const std::string& name, const std::vector<std::string>& flags) {
+    if (!flags.empty())
+      bad("torch_npu 2.6.0's MemPool has no " + flags[0]);
     MempoolId_t id = take(c10_npu::MemPool().id());
     pools[name] = id;
     begin(id, [](aclrtStream) { return false; });
@@ -285,71 +298,13 @@ struct Replay {
     alloc::endAllocateToPool(0, pools.at(name));
     release(pools.at(name));
   }
+
+  void mempool_release(const std::string&) { bad("torch_npu 2.6.0's MemPool has no destructor"); }
+
+  // aclmdlRIExecuteAsync would be work on the stream that events wait
+  // for; the traces replay no graph.
+  void graph_replay(const std::string& name) { bad("graph_replay " + name + " is not driven"); }
 };
-
-using upstream::option;
-using upstream::text_option;
-
-void run_pool_line(Replay& r, const std::vector<std::string>& f) {
-  const std::string& cmd = f[0];
-  if (cmd == "capture_begin") {
-    if (!text_option(f, 2, "mode").empty() && text_option(f, 2, "mode") != "global")
-      r.bad("only the global capture mode");
-    r.capture_begin(std::stol(f.at(1)), text_option(f, 2, "pool"), text_option(f, 2, "graph"));
-  } else if (cmd == "capture_end") {
-    r.capture_end(std::stol(f.at(1)));
-  } else if (cmd == "graph_reset") {
-    r.graph_reset(f.at(1));
-  } else if (cmd == "mempool_create") {
-    if (f.size() > 2)
-      r.bad("torch_npu 2.6.0's MemPool has no " + f[2]);
-    r.mempool_create(f.at(1));
-  } else if (cmd == "mempool_begin") {
-    r.mempool_begin(f.at(1), option(f.at(2), "stream"));
-  } else if (cmd == "mempool_end") {
-    r.mempool_end(f.at(1));
-  } else {
-    r.bad("unsupported line: " + cmd);
-  }
-}
-
-void run_line(Replay& r, const std::string& text) {
-  std::istringstream in(text.substr(0, text.find('#')));
-  std::vector<std::string> f;
-  for (std::string w; in >> w;)
-    f.push_back(w);
-  if (f.empty())
-    return;
-  const std::string& cmd = f[0];
-  if (cmd == "alloc") {
-    long s = 0;
-    for (size_t i = 3; i < f.size(); i++) {
-      if (option(f[i], "stream") >= 0)
-        s = option(f[i], "stream");
-      else if (option(f[i], "device") > 0)
-        r.bad("only device 0");
-    }
-    r.alloc(f.at(1), std::stoull(f.at(2)), s);
-  } else if (cmd == "free") {
-    r.free(f.at(1));
-  } else if (cmd == "record_stream") {
-    r.record_stream(f.at(1), std::stol(f.at(2)));
-  } else if (cmd == "complete") {
-    r.complete(f.at(1));
-  } else if (cmd == "sync") {
-    r.sync(f.size() > 1 ? f[1] : "");
-  } else if (cmd == "empty_cache") {
-    alloc::emptyCache(true);
-  } else if (cmd == "reset_peak") {
-    alloc::resetPeakStats(0);
-  } else if (cmd == "reset_accumulated") {
-    alloc::resetAccumulatedStats(0);
-  } else if (cmd == "fraction") {
-    alloc::setMemoryFraction(std::stod(f.at(1)), 0);
-  } else {
-    run_pool_line(r, f);
-  }
-}
 
 // torch_npu/csrc/npu/Module.cpp's memoryStats, flattened as
 // torch.npu.memory_stats: the keys 2.6.0 has.
@@ -394,7 +349,7 @@ int main(int argc, char** argv) {
   for (std::string text; std::getline(trace, text);) {
     r.line++;
     try {
-      run_line(r, text);
+      upstream::run_line(r, text);
     } catch (const Refused& e) {
       std::cout << "refused at line " << r.line << "\n";
       std::cerr << "upstream_npu_replay: line " << r.line << ": " << e.what << "\n";

@@ -44,6 +44,7 @@
 #include <fakecuda.h>
 
 #include "replay_report.h"
+#include "trace_reader.h"
 #include "upstream_host.h"
 
 #include <cstdio>
@@ -227,7 +228,9 @@ struct Replay {
   // CUDAGraph::capture_begin's allocator calls; the filter stands for
   // "this stream captures into this graph", which only the capturing
   // stream does here.
-  void capture_begin(long s, const std::string& pool, const std::string& graph) {
+  void capture_begin(long s, const std::string& pool, const std::string& graph,
+                     const std::string& mode) {
+    (void)mode;  // the thread's capture mode decides nothing the allocator does
     if (s == 0)
       throw Refused{"CUDA graphs must be captured on a non-default stream."};
     MempoolId_t id = pool.empty() ? take(c10::cuda::MemPool::graph_pool_handle(false))
@@ -257,7 +260,9 @@ struct Replay {
     g = Graph{};
   }
 
-  void mempool_create(const std::string& name) {
+  void mempool_create(const std::string& name, const std::vector<std::string>& flags) {
+    if (!flags.empty())
+      bad("PyTorch 2.6.0's MemPool has no " + flags[0]);
     Pool& p = pools[name];
     p.mempool = std::make_unique<c10::cuda::MemPool>();
     p.id = take(p.mempool->id());
@@ -277,6 +282,14 @@ struct Replay {
   void mempool_release(const std::string& name) {
     pools.at(name).mempool.reset();
   }
+
+  void empty_cache() { alloc::emptyCache(); }
+  void reset_peak() { alloc::resetPeakStats(0); }
+  void reset_accumulated() { alloc::resetAccumulatedStats(0); }
+  void fraction(double f) { alloc::setMemoryFraction(f, 0); }
+  // cudaGraphLaunch: nothing the allocator sees.
+  void graph_replay(const std::string&) {}
+  void other_line(const std::vector<std::string>& f);
 
   void pin(const std::string& id, size_t size, long s) {
     stream(s);
@@ -320,68 +333,9 @@ void run_host_line(Replay& r, const std::vector<std::string>& f) {
   }
 }
 
-void run_pool_line(Replay& r, const std::vector<std::string>& f) {
-  const std::string& cmd = f[0];
-  if (cmd == "capture_begin") {
-    r.capture_begin(std::stol(f.at(1)), upstream::text_option(f, 2, "pool"),
-                    upstream::text_option(f, 2, "graph"));
-  } else if (cmd == "capture_end") {
-    r.capture_end(std::stol(f.at(1)));
-  } else if (cmd == "graph_replay") {
-    // cudaGraphLaunch: nothing the allocator sees.
-  } else if (cmd == "graph_reset") {
-    r.graph_reset(f.at(1));
-  } else if (cmd == "mempool_create") {
-    if (f.size() > 2)
-      r.bad("PyTorch 2.6.0's MemPool has no " + f[2]);
-    r.mempool_create(f.at(1));
-  } else if (cmd == "mempool_begin") {
-    r.mempool_begin(f.at(1), upstream::option(f.at(2), "stream"));
-  } else if (cmd == "mempool_end") {
-    r.mempool_end(f.at(1));
-  } else if (cmd == "mempool_release") {
-    r.mempool_release(f.at(1));
-  } else {
-    run_host_line(r, f);
-  }
-}
-
-void run_line(Replay& r, const std::string& text) {
-  std::istringstream in(text.substr(0, text.find('#')));
-  std::vector<std::string> f;
-  for (std::string w; in >> w;)
-    f.push_back(w);
-  if (f.empty())
-    return;
-  const std::string& cmd = f[0];
-  if (cmd == "alloc") {
-    long s = 0;
-    for (size_t i = 3; i < f.size(); i++) {
-      if (upstream::option(f[i], "stream") >= 0)
-        s = upstream::option(f[i], "stream");
-      else if (upstream::option(f[i], "device") > 0)
-        r.bad("only device 0");
-    }
-    r.alloc(f.at(1), std::stoull(f.at(2)), s);
-  } else if (cmd == "free") {
-    r.free(f.at(1));
-  } else if (cmd == "record_stream") {
-    r.record_stream(f.at(1), std::stol(f.at(2)));
-  } else if (cmd == "complete") {
-    r.complete(f.at(1));
-  } else if (cmd == "sync") {
-    r.sync(f.size() > 1 ? f[1] : "");
-  } else if (cmd == "empty_cache") {
-    alloc::emptyCache();
-  } else if (cmd == "reset_peak") {
-    alloc::resetPeakStats(0);
-  } else if (cmd == "reset_accumulated") {
-    alloc::resetAccumulatedStats(0);
-  } else if (cmd == "fraction") {
-    alloc::setMemoryFraction(std::stod(f.at(1)), 0);
-  } else {
-    run_pool_line(r, f);
-  }
+// Pinned memory lines, or bad input.
+void Replay::other_line(const std::vector<std::string>& f) {
+  run_host_line(*this, f);
 }
 
 // torch/csrc/cuda/Module.cpp memoryStats, flattened as torch.cuda.memory_stats.
@@ -432,7 +386,7 @@ int main(int argc, char** argv) {
   for (std::string text; std::getline(trace, text);) {
     r.line++;
     try {
-      run_line(r, text);
+      upstream::run_line(r, text);
     } catch (const Refused& e) {
       std::cout << "refused at line " << r.line << "\n";
       std::cerr << "upstream_replay: line " << r.line << ": " << e.what << "\n";
