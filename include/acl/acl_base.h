@@ -22,6 +22,7 @@ extern "C" {
 typedef int aclError;
 typedef void *aclrtStream;
 typedef void *aclrtEvent;
+typedef void *aclrtContext;
 
 static const int ACL_SUCCESS = 0;
 
@@ -59,6 +60,24 @@ static const int ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT = 107031; /* the default s
 static const int ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED = 107036; /* capture not begun on this stream */
 static const int ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD = 107038; /* end not on the beginning thread */
 static const int ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED = 507903; /* the capture was invalidated */
+
+typedef enum {
+	ACL_DEBUG = 0,
+	ACL_INFO = 1,
+	ACL_WARNING = 2,
+	ACL_ERROR = 3,
+} aclLogLevel;
+
+/*
+ * An application's log line, as CANN's aclAppLog: kept when `logLevel` is
+ * at least ASCEND_GLOBAL_LOG_LEVEL (0 debug to 3 error, 3 when unset or
+ * not a level; 4 keeps none). The simulator has no log daemon: a kept
+ * line goes to stderr, or to stdout with ASCEND_SLOG_PRINT_TO_STDOUT=1,
+ * as "[LEVEL] APP(pid):func:file:line message".
+ */
+ACL_FUNC_VISIBILITY void aclAppLog(aclLogLevel logLevel, const char *func, const char *file,
+				   uint32_t line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /*
  * The calling thread's message for its last failed call, in words, or NULL

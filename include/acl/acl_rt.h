@@ -91,6 +91,13 @@ typedef struct aclrtPtrAttributes {
 	uint32_t rsv[4];
 } aclrtPtrAttributes;
 
+typedef struct aclrtMemUsageInfo {
+	char name[32];
+	uint64_t curMemSize;
+	uint64_t memPeakSize;
+	size_t reserved[8];
+} aclrtMemUsageInfo;
+
 typedef enum aclrtMemAllocationType {
 	ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
 } aclrtMemAllocationType;
@@ -113,11 +120,33 @@ typedef enum aclrtMemGranularityOptions {
 	ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
 } aclrtMemGranularityOptions;
 
+/*
+ * The calling thread's last error: the code of its latest runtime call
+ * that failed, ACL_SUCCESS if none did. aclrtPeekAtLastError leaves it,
+ * aclrtGetLastError clears it. Thread level only (other levels are
+ * ACL_ERROR_INVALID_PARAM).
+ */
+typedef enum aclrtLastErrLevel {
+	ACL_RT_THREAD_LEVEL = 0,
+} aclrtLastErrLevel;
+
+ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
+
 /* Devices. The current device is per thread, as in CANN. */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/*
+ * Contexts: each device has one, its default context, which is what
+ * aclrtSetDevice makes current. aclrtGetCurrentContext gives the calling
+ * thread's (that of device 0 before any aclrtSetDevice); making a context
+ * current makes its device current. A handle that is no device's context
+ * is ACL_ERROR_INVALID_PARAM, and nothing changes.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 
 /* Memory on the current device. */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size,
@@ -127,6 +156,14 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size,
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 					     size_t *total);
+/*
+ * The memory each module of the runtime holds on device `deviceId`, at most
+ * `inputNum` entries, *outputNum of them filled. The simulator has one
+ * module, "npusim": the bytes its mallocs and physical handles hold
+ * (page-rounded) and their peak since start.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
+						  size_t inputNum, size_t *outputNum);
 /*
  * What an address is. Only memory held now is a block: a live aclrtMalloc
  * block, a mapped range of a reservation, an aclrtMallocHost block.
@@ -186,6 +223,40 @@ ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
 ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 					 aclrtDrvMemHandle handle, uint64_t flags);
 ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
+
+/*
+ * Sharing memory with another process, which in the simulator is this
+ * one: what an import gives is the memory exported.
+ *
+ * aclrtIpcMemGetExportKey: the key (a string of less than
+ * ACL_IPC_HANDLE_SIZE bytes, `len` at least that) of the aclrtMalloc block
+ * that starts at devPtr, `size` bytes of it (0 < size <= the block), the
+ * same key each time; flag 0 or ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION.
+ * aclrtIpcMemImportByKey gives the block's address; aclrtIpcMemClose
+ * undoes an import, or, with none left, withdraws the key. Freeing the
+ * block withdraws its key.
+ *
+ * aclrtMemExportToShareableHandle: the number (never 0, the same each
+ * time) a physical handle is shared by; handleType ACL_MEM_HANDLE_TYPE_NONE,
+ * flags 0 or ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION.
+ * aclrtMemImportFromShareableHandle gives the handle for that number on
+ * its device, one more reference to the pages: each import is freed with
+ * aclrtFreePhysical, and the pages go with the last.
+ */
+#define ACL_IPC_HANDLE_SIZE 65
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+#define ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION 0x1UL
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
+						     size_t len, uint64_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+							     aclrtMemHandleType handleType,
+							     uint64_t flags,
+							     uint64_t *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+							       int32_t deviceId,
+							       aclrtDrvMemHandle *handle);
 
 /*
  * Streams: NULL is the current device's default stream, which also has a

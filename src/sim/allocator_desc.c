@@ -38,7 +38,7 @@ aclrtAllocatorDesc aclrtAllocatorCreateDesc(void)
 aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
 {
 	if (!allocatorDesc)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	free(allocatorDesc);
 	return ACL_SUCCESS;
 }
@@ -48,7 +48,7 @@ aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
 	aclError fn(aclrtAllocatorDesc allocatorDesc, type value)              \
 	{                                                                      \
 		if (!allocatorDesc || !value)                                  \
-			return ACL_ERROR_INVALID_PARAM;                        \
+			return sim_status(ACL_ERROR_INVALID_PARAM);                        \
 		((struct sim_allocator_desc *)allocatorDesc)->field = value;   \
 		return ACL_SUCCESS;                                            \
 	}
@@ -66,7 +66,7 @@ aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocator
 	struct sim_registration *r;
 
 	if (!stream || !d || !d->obj || !d->alloc || !d->free || !d->get_addr_from_block)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&reg_lock);
 	HASH_FIND_PTR(registrations, &stream, r);
 	if (!r && (r = calloc(1, sizeof(*r))) != NULL) {
@@ -78,7 +78,7 @@ aclError aclrtAllocatorRegister(aclrtStream stream, aclrtAllocatorDesc allocator
 		r->copy = *d;
 	}
 	pthread_mutex_unlock(&reg_lock);
-	return r ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC;
+	return sim_status(r ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC);
 }
 
 aclError aclrtAllocatorUnregister(aclrtStream stream)
@@ -86,7 +86,7 @@ aclError aclrtAllocatorUnregister(aclrtStream stream)
 	struct sim_registration *r;
 
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&reg_lock);
 	HASH_FIND_PTR(registrations, &stream, r);
 	if (r)
@@ -106,14 +106,14 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc *alloc
 	struct sim_registration found;
 
 	if (!stream || !allocatorDesc)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&reg_lock);
 	HASH_FIND_PTR(registrations, &stream, r);
 	if (r)
 		found = *r;
 	pthread_mutex_unlock(&reg_lock);
 	if (!r)
-		return ACL_ERROR_INVALID_PARAM; /* not registered with any allocator */
+		return sim_status(ACL_ERROR_INVALID_PARAM); /* not registered with any allocator */
 	*allocatorDesc = found.desc;
 	if (allocator)
 		*allocator = found.copy.obj;

@@ -16,10 +16,11 @@
 /* The stream behind a non-NULL handle. */
 static aclError find_capture_stream(aclrtStream stream, struct sim_stream **out)
 {
+	*out = NULL;
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	*out = sched_stream(stream);
-	return *out ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return sim_status(*out ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM);
 }
 
 /* A default stream never captures, named by NULL or by its own handle. */
@@ -28,12 +29,12 @@ static aclError begin_locked(struct sim_stream *s, aclmdlRICaptureMode mode)
 	struct sim_model *m;
 
 	if (atomic_load(&s->id) == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (s->cap.model)
-		return ACL_ERROR_RT_STREAM_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURED);
 	m = model_new();
 	if (!m)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	s->cap = (struct sim_capture){
 		.model = m,
 		.status = ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,
@@ -50,17 +51,17 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED)
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return sim_status(ACL_ERROR_RT_PARAM_INVALID);
 	pthread_mutex_lock(&sim.sched_lock);
 	rc = find_capture_stream(stream, &s);
 	if (rc == ACL_SUCCESS)
 		rc = begin_locked(s, mode);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
@@ -70,9 +71,9 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *statu
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!status && !modelRI)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&sim.sched_lock);
 	rc = find_capture_stream(stream, &s);
 	if (rc == ACL_SUCCESS && status)
@@ -80,7 +81,7 @@ aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *statu
 	if (rc == ACL_SUCCESS && modelRI)
 		*modelRI = s->cap.model ? model_handle(s->cap.model) : NULL;
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 /* The stream stops capturing; its model is the caller's to keep or free. */
@@ -98,9 +99,9 @@ static aclError end_refusal(const struct sim_stream *s)
 {
 	if (s->cap.mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED &&
 	    !pthread_equal(s->cap.thread, pthread_self()))
-		return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD);
 	if (s->cap.status == ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED)
-		return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED);
 	return ACL_SUCCESS;
 }
 
@@ -126,16 +127,16 @@ static aclError end_locked(struct sim_stream *s, aclmdlRI *modelRI)
 	aclError rc;
 
 	if (!s->cap.model)
-		return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_NOT_CAPTURED);
 	if (!modelRI)
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return sim_status(ACL_ERROR_RT_PARAM_INVALID);
 	rc = end_refusal(s);
 	if (rc == ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED)
 		tell_why_invalidated(s);
 	m = stop_capture(s);
 	if (rc != ACL_SUCCESS) {
 		model_free(m);
-		return rc;
+		return sim_status(rc);
 	}
 	m->capturing = false;
 	*modelRI = model_handle(m);
@@ -148,7 +149,7 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (modelRI)
 		*modelRI = NULL;
 	pthread_mutex_lock(&sim.sched_lock);
@@ -156,7 +157,7 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 	if (rc == ACL_SUCCESS)
 		rc = end_locked(s, modelRI);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 uint32_t npusim_stream_capture_id(aclrtStream stream)
@@ -180,10 +181,10 @@ uint32_t npusim_stream_capture_id(aclrtStream stream)
 aclError capture_record(struct sim_stream *s, const struct sim_task *t)
 {
 	if (s->cap.status == ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED)
-		return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED);
 	if (model_append(s->cap.model, t) < 0) {
 		s->cap.status = ACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED;
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	}
 	return ACL_SUCCESS;
 }
@@ -255,7 +256,7 @@ aclError capture_unsafe_call(const char *invalidating_call)
 	pthread_mutex_lock(&sim.sched_lock);
 	forbidden = unsafe_call_locked(invalidating_call);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return forbidden ? ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT : ACL_SUCCESS;
+	return sim_status(forbidden ? ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT : ACL_SUCCESS);
 }
 
 bool npusim_capture_forbids_query(void)

@@ -22,9 +22,9 @@ int sim_current_device(void)
 aclError aclrtSetDevice(int32_t deviceId)
 {
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (deviceId < 0 || deviceId >= sim.ndev)
-		return ACL_ERROR_INVALID_DEVICE;
+		return sim_status(ACL_ERROR_INVALID_DEVICE);
 	current.generation = atomic_load(&sim.generation);
 	current.device = deviceId;
 	return ACL_SUCCESS;
@@ -33,19 +33,42 @@ aclError aclrtSetDevice(int32_t deviceId)
 aclError aclrtGetDevice(int32_t *deviceId)
 {
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!deviceId)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	*deviceId = sim_current_device();
 	return ACL_SUCCESS;
+}
+
+/* A device's default context is its state's address: nothing to make,
+ * and a handle from elsewhere is told apart by range. */
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+	if (!atomic_load(&sim.up))
+		return sim_status(ACL_ERROR_UNINITIALIZE);
+	if (!context)
+		return sim_status(ACL_ERROR_INVALID_PARAM);
+	*context = &sim.device[sim_current_device()];
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+	if (!atomic_load(&sim.up))
+		return sim_status(ACL_ERROR_UNINITIALIZE);
+	for (int i = 0; i < sim.ndev; i++)
+		if (context == &sim.device[i])
+			return aclrtSetDevice(i);
+	sim_set_recent_error("aclrtSetCurrentContext: %p is no device's context", context);
+	return sim_status(ACL_ERROR_INVALID_PARAM);
 }
 
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!count)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	*count = (uint32_t)sim.ndev;
 	return ACL_SUCCESS;
 }

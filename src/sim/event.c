@@ -96,20 +96,20 @@ aclError aclrtCreateEvent(aclrtEvent *event)
 	struct sim_event *e;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!event)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (event_table_new(&sim.events, event, &e) < 0)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event)
 {
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (event_table_delete(&sim.events, event) < 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	return ACL_SUCCESS;
 }
 
@@ -127,7 +127,7 @@ static aclError record_locked(struct sim_event *e, struct sim_stream *s)
 	};
 
 	if (s->cap.model)
-		return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+		return sim_status(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 	write_point(e, &p);
 	return ACL_SUCCESS;
 }
@@ -139,16 +139,16 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 	aclError rc = ACL_ERROR_INVALID_PARAM;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	e = event_table_find(&sim.events, event);
 	if (!e)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
 	if (s)
 		rc = record_locked(e, s);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 /* Where event `event` stands, for a call a capture refuses (a query or a
@@ -161,9 +161,9 @@ read_event_outside_capture(aclrtEvent event, struct event_point *p, const char *
 	struct sim_event *e = event_table_find(&sim.events, event);
 
 	if (!e)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (atomic_load(&sim.capturing) != 0 && capture_unsafe_call(call) != ACL_SUCCESS)
-		return ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT;
+		return sim_status(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
 	read_point(e, p);
 	return ACL_SUCCESS;
 }
@@ -174,11 +174,11 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *statu
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!status)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if ((rc = read_event_outside_capture(event, &p, "aclrtQueryEventStatus")) != ACL_SUCCESS)
-		return rc;
+		return sim_status(rc);
 	*status = point_complete(&p) ? ACL_EVENT_RECORDED_STATUS_COMPLETE
 				     : ACL_EVENT_RECORDED_STATUS_NOT_READY;
 	return ACL_SUCCESS;
@@ -204,9 +204,9 @@ aclError aclrtSynchronizeEvent(aclrtEvent event)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if ((rc = read_event_outside_capture(event, &p, "aclrtSynchronizeEvent")) != ACL_SUCCESS)
-		return rc;
+		return sim_status(rc);
 	/* Already complete: nothing to wait for, the clock stays. */
 	if (point_complete(&p))
 		return ACL_SUCCESS;

@@ -83,12 +83,12 @@ static aclError take_block(uint64_t size, struct sim_host_block *b)
 	struct sim_host *h = &sim.host;
 
 	if (sim_fault_fires(&h->malloc_fault) || !sim_host_take(size))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	b->ptr = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (b->ptr == MAP_FAILED) {
 		sim_host_give(size);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	}
 	b->size = size;
 	HASH_ADD_PTR(h->blocks, ptr, b);
@@ -104,14 +104,14 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!hostPtr || size == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (size > UINT64_MAX - HOST_ALIGN)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	sim_spend_us(atomic_load(&h->malloc_latency_us));
 	pthread_mutex_lock(&h->lock);
 	rc = take_block(((uint64_t)size + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN, b);
@@ -120,7 +120,7 @@ aclError aclrtMallocHost(void **hostPtr, size_t size)
 	pthread_mutex_unlock(&h->lock);
 	if (rc != ACL_SUCCESS) {
 		free(b);
-		return rc;
+		return sim_status(rc);
 	}
 	*hostPtr = b->ptr;
 	return ACL_SUCCESS;
@@ -132,9 +132,9 @@ aclError aclrtFreeHost(void *hostPtr)
 	struct sim_host_block *b = NULL;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!hostPtr)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	sim_spend_us(atomic_load(&h->free_latency_us));
 	pthread_mutex_lock(&h->lock);
 	HASH_FIND_PTR(h->blocks, &hostPtr, b);
@@ -146,7 +146,7 @@ aclError aclrtFreeHost(void *hostPtr)
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (!b)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	munmap(b->ptr, b->size);
 	free(b);
 	return ACL_SUCCESS;
@@ -176,7 +176,7 @@ aclError sim_host_take_physical(struct vm_phys *ph, uint64_t size)
 		h->ctr.malloc_failures++;
 	}
 	pthread_mutex_unlock(&h->lock);
-	return rc;
+	return sim_status(rc);
 }
 
 void sim_host_free_physical(struct vm_phys *ph)

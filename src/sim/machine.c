@@ -17,6 +17,7 @@ struct sim_state sim = {
 	.sched_lock = PTHREAD_MUTEX_INITIALIZER,
 	.vm_lock = PTHREAD_MUTEX_INITIALIZER,
 	.events.lock = PTHREAD_MUTEX_INITIALIZER,
+	.ipc.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* Serializes init against shutdown; the ACL calls never take it. */
@@ -153,6 +154,7 @@ void npusim_shutdown(void)
 	if (!atomic_load(&sim.up))
 		goto out;
 	atomic_store(&sim.up, false);
+	sim_ipc_reset();
 	sim_vm_reset();
 	sim_allocators_reset();
 	sim_sched_reset();

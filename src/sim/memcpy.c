@@ -45,13 +45,13 @@ aclError sim_copy_check(void *dst, size_t destMax, const void *src, size_t count
 	bool src_dev = kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!dst || !src || !kind_ok(kind) || count > destMax)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (dst_dev && !sim_range_is_device(dst, count))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (src_dev && !sim_range_is_device(src, count))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	return ACL_SUCCESS;
 }
 
@@ -66,7 +66,7 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 		rc = capture_unsafe_call(NULL);
 	if (rc == ACL_SUCCESS)
 		memmove(dst, src, count);
-	return rc;
+	return sim_status(rc);
 }
 
 /* ACL_SUCCESS with *recorded set if the stream captures and took the copy. */
@@ -86,7 +86,7 @@ static aclError record_if_capturing(aclrtStream stream, const struct sim_task *t
 		rc = ACL_SUCCESS;
 	}
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
@@ -103,5 +103,5 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
 		rc = record_if_capturing(stream, &t, &recorded);
 	if (rc == ACL_SUCCESS && !recorded)
 		memmove(dst, src, count);
-	return rc;
+	return sim_status(rc);
 }

@@ -1,11 +1,14 @@
 /*
- * memory.c - aclrtMalloc, aclrtMallocAlign32, aclrtFree, aclrtGetMemInfo.
+ * memory.c - aclrtMalloc, aclrtMallocAlign32, aclrtFree, aclrtGetMemInfo,
+ * aclrtGetMemUsageInfo.
  *
  * Rounding follows CANN's documentation of aclrtMallocAlign32: "the
  * allocation size is the input size rounded up to the nearest multiple of
  * 32 bytes. Compared with aclrtMalloc, this API only rounds ... but does
  * not add an extra 32 bytes." The device then commits whole pages.
  */
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "sim.h"
@@ -22,13 +25,13 @@ static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
 	struct extent *e;
 
 	if (sim_fault_fires(&d->malloc_fault))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	/* Physical handles share the capacity, so the free-run check alone
 	 * is not enough. */
 	if (npages > d->npages || d->ctr.used + page_bytes(d, npages) > page_bytes(d, d->npages))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (extent_map_alloc(&d->mem, npages, &e) < 0)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	e->bytes = bytes;
 	sim_account_alloc(d, page_bytes(d, npages));
 	d->ctr.malloc_calls++;
@@ -45,9 +48,9 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!devPtr || size == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	d = &sim.device[sim_current_device()];
 	t0 = sim_monotonic_ns();
 	sim_spend_us(atomic_load(&d->malloc_latency_us));
@@ -62,7 +65,7 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 		d->ctr.malloc_failures++;
 	d->ctr.malloc_ns += sim_monotonic_ns() - t0;
 	pthread_mutex_unlock(&d->lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -84,10 +87,10 @@ aclError aclrtFree(void *devPtr)
 	uint64_t t0, off;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	d = devPtr ? sim_device_holding(devPtr) : NULL;
 	if (!d)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	off = (uint64_t)((char *)devPtr - d->base);
 	t0 = sim_monotonic_ns();
 	sim_spend_us(atomic_load(&d->free_latency_us));
@@ -95,8 +98,9 @@ aclError aclrtFree(void *devPtr)
 	e = off % d->page_size ? NULL : extent_map_find(&d->mem, off / d->page_size);
 	if (!e) {
 		pthread_mutex_unlock(&d->lock);
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
+	sim_ipc_forget(devPtr);
 	/* Give the RAM back: freed device memory keeps no data, as on a
 	 * device whose driver hands the pages to someone else. */
 	madvise(devPtr, page_bytes(d, e->npages), MADV_DONTNEED);
@@ -130,9 +134,9 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	struct sim_device *d;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!free || !total || !(is_hbm(attr) || is_ddr(attr)))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (is_ddr(attr)) {
 		*free = 0;
 		*total = 0;
@@ -143,5 +147,27 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	*total = d->capacity;
 	*free = d->capacity - d->ctr.used;
 	pthread_mutex_unlock(&d->lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo, size_t inputNum,
+			      size_t *outputNum)
+{
+	struct sim_device *d;
+
+	if (!atomic_load(&sim.up))
+		return sim_status(ACL_ERROR_UNINITIALIZE);
+	if (deviceId >= (uint32_t)sim.ndev)
+		return sim_status(ACL_ERROR_INVALID_DEVICE);
+	if (!memUsageInfo || !outputNum || inputNum == 0)
+		return sim_status(ACL_ERROR_INVALID_PARAM);
+	d = &sim.device[deviceId];
+	memset(memUsageInfo, 0, sizeof(*memUsageInfo));
+	snprintf(memUsageInfo->name, sizeof(memUsageInfo->name), "npusim");
+	pthread_mutex_lock(&d->lock);
+	memUsageInfo->curMemSize = d->ctr.used;
+	memUsageInfo->memPeakSize = d->ctr.peak_used;
+	pthread_mutex_unlock(&d->lock);
+	*outputNum = 1;
 	return ACL_SUCCESS;
 }

@@ -83,16 +83,16 @@ static aclError take_tasks(aclmdlRI modelRI, aclrtStream stream,
 	struct sim_stream *s = sched_stream(stream);
 
 	if (!m || !s)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (m->capturing)
-		return ACL_ERROR_RT_MODEL_CAPTURED;
+		return sim_status(ACL_ERROR_RT_MODEL_CAPTURED);
 	if (s->cap.model)
-		return ACL_ERROR_RT_STREAM_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURED);
 	if (m->ntasks == 0)
 		return ACL_SUCCESS;
 	*tasks = malloc(m->ntasks * sizeof(**tasks));
 	if (!*tasks)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	memcpy(*tasks, m->task, m->ntasks * sizeof(**tasks));
 	*n = m->ntasks;
 	return ACL_SUCCESS;
@@ -109,7 +109,7 @@ static aclError check_copies(const struct sim_task *t, size_t n)
 		rc = sim_copy_check(t[i].dst, t[i].dest_max, t[i].src, t[i].count,
 				    t[i].copy_kind);
 		if (rc != ACL_SUCCESS)
-			return rc;
+			return sim_status(rc);
 	}
 	return ACL_SUCCESS;
 }
@@ -127,7 +127,7 @@ static aclError enqueue_work(aclrtStream stream, const struct sim_task *t, size_
 			s->open_launched++;
 	}
 	pthread_mutex_unlock(&sim.sched_lock);
-	return s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return sim_status(s ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM);
 }
 
 static void make_copies(const struct sim_task *t, size_t n)
@@ -144,7 +144,7 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.sched_lock);
 	rc = take_tasks(modelRI, stream, &tasks, &n);
 	pthread_mutex_unlock(&sim.sched_lock);
@@ -155,7 +155,7 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
 	if (rc == ACL_SUCCESS)
 		make_copies(tasks, n);
 	free(tasks);
-	return rc;
+	return sim_status(rc);
 }
 
 /* A model still capturing belongs to its stream until the capture ends. */
@@ -165,7 +165,7 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
 	aclError rc = ACL_SUCCESS;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.sched_lock);
 	m = model_find(modelRI);
 	if (!m)
@@ -175,7 +175,7 @@ aclError aclmdlRIDestroy(aclmdlRI modelRI)
 	else
 		model_free(m);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
@@ -183,13 +183,13 @@ aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
 	struct sim_model *m;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!modelRIId)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&sim.sched_lock);
 	m = model_find(modelRI);
 	if (m)
 		*modelRIId = m->id;
 	pthread_mutex_unlock(&sim.sched_lock);
-	return m ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	return sim_status(m ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM);
 }

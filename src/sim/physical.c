@@ -56,13 +56,13 @@ static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phy
 	uint64_t bytes = npages * d->page_size;
 
 	if (sim_fault_fires(&d->phys_fault))
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (npages > d->npages || d->ctr.used + bytes > d->npages * d->page_size)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (sim_phys_open(&d->phys_fd, d->npages * d->page_size) < 0)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	if (extent_map_alloc(&d->phys, npages, &ph->pages) < 0)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	ph->size = bytes;
 	sim_account_alloc(d, bytes);
 	d->ctr.physical_used += bytes;
@@ -79,13 +79,13 @@ static bool on_host(const aclrtPhysicalMemProp *prop)
 static aclError check_prop(const aclrtPhysicalMemProp *prop)
 {
 	if (!prop)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (on_host(prop))
-		return prop->location.id == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+		return sim_status(prop->location.id == 0 ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM);
 	if (prop->location.type != ACL_MEM_LOCATION_TYPE_DEVICE)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (prop->location.id >= (uint32_t)sim.ndev)
-		return ACL_ERROR_INVALID_DEVICE;
+		return sim_status(ACL_ERROR_INVALID_DEVICE);
 	return ACL_SUCCESS;
 }
 
@@ -99,7 +99,7 @@ static aclError take_device_physical(struct vm_phys *ph, size_t size)
 	if (rc != ACL_SUCCESS)
 		d->ctr.physical_failures++;
 	pthread_mutex_unlock(&d->lock);
-	return rc;
+	return sim_status(rc);
 }
 
 aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
@@ -110,16 +110,17 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 
 	(void)flags;
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!handle || size == 0)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	rc = check_prop(prop);
 	if (rc != ACL_SUCCESS)
-		return rc;
+		return sim_status(rc);
 	ph = calloc(1, sizeof(*ph));
 	if (!ph)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	ph->self = ph;
+	ph->refs = 1;
 	ph->device = on_host(prop) ? -1 : (int)prop->location.id;
 	pthread_mutex_lock(&sim.vm_lock);
 	rc = ph->device < 0 ? sim_host_take_physical(ph, size) : take_device_physical(ph, size);
@@ -128,7 +129,7 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 	pthread_mutex_unlock(&sim.vm_lock);
 	if (rc != ACL_SUCCESS) {
 		free(ph);
-		return rc;
+		return sim_status(rc);
 	}
 	*handle = ph;
 	return ACL_SUCCESS;
@@ -142,12 +143,18 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 	int fd;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.vm_lock);
 	ph = vm_phys_find(handle);
+	if (ph && ph->refs > 1) {
+		/* An import's reference: the pages stay for the others. */
+		ph->refs--;
+		pthread_mutex_unlock(&sim.vm_lock);
+		return ACL_SUCCESS;
+	}
 	if (!ph || ph->maps > 0) {
 		pthread_mutex_unlock(&sim.vm_lock);
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
 	HASH_DEL(sim.vm.handles, ph);
 	if (ph->device < 0) {
@@ -178,13 +185,13 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 	aclError rc;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!granularity || (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
 			     option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	rc = check_prop(prop);
 	if (rc == ACL_SUCCESS)
 		*granularity = on_host(prop) ? sim.host.page_size
 					     : sim.device[prop->location.id].page_size;
-	return rc;
+	return sim_status(rc);
 }

@@ -58,16 +58,16 @@ aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attribut
 	int device;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!ptr || !attributes)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	*attributes = (aclrtPtrAttributes){
 		.location = { .id = 0, .type = ACL_MEM_LOCATION_TYPE_HOST },
 		.pageSize = 4096,
 	};
 	switch (holder_of(ptr, &base, &size, &device)) {
 	case DEVICE_ADDRESS_FREE:
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	case HELD_DEVICE:
 		attributes->location.id = (uint32_t)device;
 		attributes->location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
@@ -88,10 +88,10 @@ aclError aclrtMemGetAddressRange(void *ptr, void **pbase, size_t *psize)
 	enum holder h;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	h = ptr ? holder_of(ptr, &base, &size, &device) : HELD_NONE;
 	if (h != HELD_DEVICE && h != HELD_HOST)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	if (pbase)
 		*pbase = base;
 	if (psize)

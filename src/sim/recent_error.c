@@ -1,6 +1,7 @@
 /*
- * recent_error.c - aclGetRecentErrMsg: a failed call's reason in words, per
- * thread, as CANN's error manager keeps it for the thread that called.
+ * recent_error.c - a failed call, per thread, as CANN keeps it for the
+ * thread that called: its reason in words (aclGetRecentErrMsg) and its
+ * code (aclrtPeekAtLastError, aclrtGetLastError).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include "sim.h"
 
 static _Thread_local char recent[512];
+static _Thread_local aclError last_error;
 /* What the last read returned: it stays valid until the next read. */
 static _Thread_local char shown[512];
 
@@ -27,4 +29,29 @@ const char *aclGetRecentErrMsg(void)
 	snprintf(shown, sizeof(shown), "%s", recent);
 	recent[0] = '\0';
 	return shown;
+}
+
+aclError sim_status(aclError e)
+{
+	if (e != ACL_SUCCESS)
+		last_error = e;
+	return e;
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+	if (level != ACL_RT_THREAD_LEVEL)
+		return ACL_ERROR_INVALID_PARAM;
+	return last_error;
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+	aclError e;
+
+	if (level != ACL_RT_THREAD_LEVEL)
+		return ACL_ERROR_INVALID_PARAM;
+	e = last_error;
+	last_error = ACL_SUCCESS;
+	return e;
 }

@@ -8,8 +8,9 @@
  *   sched_lock      the virtual clock, streams, events, captures and models
  *   vm_lock         address reservations, mappings and physical handles
  *   events.lock     creating and destroying events
- * Lock order: vm_lock before a device lock or host.lock; sched_lock and events.lock are
- * never nested.
+ *   ipc.lock        IPC keys of device memory
+ * Lock order: vm_lock before a device lock or host.lock; a device lock
+ * before ipc.lock; sched_lock and events.lock are never nested.
  * Event queries take no lock: they read the clock, an event and its
  * stream's open_ended, which are atomic for that reason.
  */
@@ -99,6 +100,15 @@ struct sim_host {
 	struct npusim_host_counters ctr;
 };
 
+/* Device memory exported for IPC (aclrtIpcMemGetExportKey), by key. */
+struct sim_ipc_key;
+
+struct sim_ipc {
+	pthread_mutex_t lock;
+	struct sim_ipc_key *keys;
+	uint64_t next_shareable; /* the last number a physical handle was exported as */
+};
+
 struct sim_state {
 	atomic_bool up;
 	atomic_uint generation; /* bumped by each init: resets the current device */
@@ -118,6 +128,7 @@ struct sim_state {
 
 	pthread_mutex_t vm_lock;
 	struct sim_vm vm;
+	struct sim_ipc ipc;
 	uint64_t last_leaked;
 };
 
@@ -125,6 +136,9 @@ extern struct sim_state sim;
 
 /* The calling thread's current device (0 until aclrtSetDevice). */
 int sim_current_device(void);
+/* `e`, which, when it is a failure, becomes the calling thread's last
+ * error (aclrtPeekAtLastError): every runtime call's error goes through it. */
+aclError sim_status(aclError e);
 /* What aclGetRecentErrMsg tells the calling thread next. */
 void sim_set_recent_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The device whose aclrtMalloc range holds `p`, or NULL. */
@@ -161,6 +175,10 @@ void sim_sched_reset(void);
 void sim_models_reset(void);
 void sim_vm_reset(void);
 void sim_allocators_reset(void);
+void sim_ipc_reset(void);
+/* Under the lock of the device holding `ptr`: its IPC keys go, as the
+ * block it names is freed. */
+void sim_ipc_forget(const char *ptr);
 
 uint64_t sim_monotonic_ns(void);
 /* Spend `us` microseconds of real time (the simulated driver cost). */

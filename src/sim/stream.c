@@ -65,7 +65,7 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
 {
 	(void)priority;
 	if (flag & ~(uint32_t)(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	return aclrtCreateStream(stream);
 }
 
@@ -74,9 +74,9 @@ aclError aclrtCreateStream(aclrtStream *stream)
 	struct sim_stream *s;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&sim.sched_lock);
 	s = reuse_stream();
 	if (!s)
@@ -89,7 +89,7 @@ aclError aclrtCreateStream(aclrtStream *stream)
 	}
 	pthread_mutex_unlock(&sim.sched_lock);
 	if (!s)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	*stream = s;
 	return ACL_SUCCESS;
 }
@@ -102,13 +102,13 @@ static aclError on_stream(aclrtStream stream,
 	aclError rc = ACL_ERROR_INVALID_PARAM;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.sched_lock);
 	s = sched_stream(stream);
 	if (s)
 		rc = fn(s, arg);
 	pthread_mutex_unlock(&sim.sched_lock);
-	return rc;
+	return sim_status(rc);
 }
 
 /* Destroying a stream waits for its work, like a synchronize, so events
@@ -118,9 +118,9 @@ static aclError destroy_locked(struct sim_stream *s, uint64_t unused)
 {
 	(void)unused;
 	if (atomic_load(&s->id) == 0)
-		return ACL_ERROR_INVALID_PARAM; /* a default stream */
+		return sim_status(ACL_ERROR_INVALID_PARAM); /* a default stream */
 	if (s->cap.model)
-		return ACL_ERROR_RT_STREAM_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURED);
 	sched_sync_stream(s);
 	HASH_DEL(sim.streams, s);
 	atomic_store(&s->id, UINT64_MAX);
@@ -132,7 +132,7 @@ static aclError destroy_locked(struct sim_stream *s, uint64_t unused)
 aclError aclrtDestroyStream(aclrtStream stream)
 {
 	if (!stream && atomic_load(&sim.up))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	return on_stream(stream, destroy_locked, 0);
 }
 
@@ -142,7 +142,7 @@ static aclError sync_locked(struct sim_stream *s, uint64_t unused)
 {
 	(void)unused;
 	if (s->cap.model)
-		return ACL_ERROR_RT_STREAM_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURED);
 	sched_sync_stream(s);
 	return ACL_SUCCESS;
 }
@@ -158,14 +158,14 @@ aclError aclrtSynchronizeDevice(void)
 	struct sim_stream *s, *tmp;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	dev = sim_current_device();
 	pthread_mutex_lock(&sim.sched_lock);
 	/* Refused while a stream of the device captures, as CANN's
 	 * Context::Synchronize does, before anything is waited for. */
 	if (capture_on_device(dev)) {
 		pthread_mutex_unlock(&sim.sched_lock);
-		return ACL_ERROR_RT_STREAM_CAPTURED;
+		return sim_status(ACL_ERROR_RT_STREAM_CAPTURED);
 	}
 	sched_sync_stream(&sim.device[dev].default_stream);
 	HASH_ITER(hh, sim.streams, s, tmp)
@@ -232,7 +232,7 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
 	uint64_t id = npusim_stream_id(stream);
 
 	if (!streamId || id > INT32_MAX)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	*streamId = (int32_t)id;
 	return ACL_SUCCESS;
 }

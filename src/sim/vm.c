@@ -95,21 +95,21 @@ aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
 
 	(void)flags;
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!virPtr || size == 0 || (alignment & (alignment - 1)))
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	page = current_page_size();
 	align = alignment > page ? alignment : page;
 	if (size > UINT64_MAX - 2 * align)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	r->size = ((uint64_t)size + page - 1) / page * page;
 	r->base = reserve_range(r->size, align, expectPtr);
 	if (!r->base) {
 		free(r);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	}
 	RB_INIT(&r->maps);
 	pthread_mutex_lock(&sim.vm_lock);
@@ -124,12 +124,12 @@ aclError aclrtReleaseMemAddress(void *virPtr)
 	struct vm_reservation *r;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.vm_lock);
 	r = virPtr ? reservation_holding(virPtr) : NULL;
 	if (!r || r->base != virPtr || !RB_EMPTY(&r->maps)) {
 		pthread_mutex_unlock(&sim.vm_lock);
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
 	RB_REMOVE(vm_reservation_tree, &sim.vm.reservations, r);
 	pthread_mutex_unlock(&sim.vm_lock);
@@ -178,12 +178,12 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 
 	(void)flags;
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	if (!virPtr)
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	m = calloc(1, sizeof(*m));
 	if (!m)
-		return ACL_ERROR_BAD_ALLOC;
+		return sim_status(ACL_ERROR_BAD_ALLOC);
 	pthread_mutex_lock(&sim.vm_lock);
 	r = reservation_holding(virPtr);
 	ph = vm_phys_find(handle);
@@ -195,7 +195,7 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 	if (got == MAP_FAILED) {
 		pthread_mutex_unlock(&sim.vm_lock);
 		free(m);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	}
 	m->addr = virPtr;
 	m->size = size;
@@ -207,7 +207,7 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 invalid:
 	pthread_mutex_unlock(&sim.vm_lock);
 	free(m);
-	return ACL_ERROR_INVALID_PARAM;
+	return sim_status(ACL_ERROR_INVALID_PARAM);
 }
 
 static void protect_none(char *addr, uint64_t size)
@@ -221,14 +221,14 @@ aclError aclrtUnmapMem(void *virPtr)
 	struct vm_mapping *m = NULL;
 
 	if (!atomic_load(&sim.up))
-		return ACL_ERROR_UNINITIALIZE;
+		return sim_status(ACL_ERROR_UNINITIALIZE);
 	pthread_mutex_lock(&sim.vm_lock);
 	r = virPtr ? reservation_holding(virPtr) : NULL;
 	if (r)
 		m = mapping_holding(r, virPtr);
 	if (!m || m->addr != virPtr) {
 		pthread_mutex_unlock(&sim.vm_lock);
-		return ACL_ERROR_INVALID_PARAM;
+		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
 	RB_REMOVE(vm_mapping_tree, &r->maps, m);
 	m->phys->maps--;

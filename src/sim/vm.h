@@ -17,6 +17,8 @@ struct vm_phys {
 	struct extent *pages;  /* in the device's (or host's) physical page space */
 	uint64_t size;
 	unsigned maps;         /* live mappings of this handle */
+	unsigned refs;         /* 1, and one more each import of its shareable number */
+	uint64_t shareable;    /* the number it was exported as; 0: never */
 	UT_hash_handle hh;
 };
 

@@ -110,6 +110,48 @@ static int nothing(void **state)
 	return 0;
 }
 
+static void each_device_has_one_context_the_current_device_gives(void **state)
+{
+	aclrtContext c0, c1, again;
+
+	(void)state;
+	assert_int_equal(aclrtGetCurrentContext(&c0), ACL_SUCCESS);
+	assert_int_equal(aclrtSetDevice(1), ACL_SUCCESS);
+	assert_int_equal(aclrtGetCurrentContext(&c1), ACL_SUCCESS);
+	assert_ptr_not_equal(c0, c1);
+	assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
+	assert_int_equal(aclrtGetCurrentContext(&again), ACL_SUCCESS);
+	assert_ptr_equal(again, c0);
+}
+
+static void setting_a_context_makes_its_device_current(void **state)
+{
+	aclrtContext c1;
+	int32_t dev = -1;
+
+	(void)state;
+	assert_int_equal(aclrtSetDevice(1), ACL_SUCCESS);
+	assert_int_equal(aclrtGetCurrentContext(&c1), ACL_SUCCESS);
+	assert_int_equal(aclrtSetDevice(0), ACL_SUCCESS);
+	assert_int_equal(aclrtSetCurrentContext(c1), ACL_SUCCESS);
+	assert_int_equal(aclrtGetDevice(&dev), ACL_SUCCESS);
+	assert_int_equal(dev, 1);
+}
+
+static void a_handle_that_is_no_context_is_refused_and_changes_nothing(void **state)
+{
+	int not_a_context;
+	int32_t dev = -1;
+
+	(void)state;
+	assert_int_equal(aclrtSetDevice(1), ACL_SUCCESS);
+	assert_int_equal(aclrtSetCurrentContext(&not_a_context), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtSetCurrentContext(NULL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtGetCurrentContext(NULL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtGetDevice(&dev), ACL_SUCCESS);
+	assert_int_equal(dev, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -119,6 +161,10 @@ int main(void)
 		SIM_TEST(malloc_takes_memory_from_the_current_device, two_8mib_devices),
 		SIM_TEST(a_new_init_starts_every_thread_at_device_0_again, two_8mib_devices),
 		SIM_TEST(devices_may_differ_in_capacity_and_page_size, nothing),
+		SIM_TEST(each_device_has_one_context_the_current_device_gives, two_8mib_devices),
+		SIM_TEST(setting_a_context_makes_its_device_current, two_8mib_devices),
+		SIM_TEST(a_handle_that_is_no_context_is_refused_and_changes_nothing,
+			 two_8mib_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -390,6 +390,36 @@ static int nothing(void **state)
 	return 0;
 }
 
+static void mem_usage_gives_what_the_runtime_holds_and_its_peak(void **state)
+{
+	aclrtMemUsageInfo info[4];
+	size_t n = 0;
+	void *a, *b;
+
+	(void)state;
+	assert_int_equal(aclrtMalloc(&a, 3 * MiB, 0), ACL_SUCCESS);
+	assert_int_equal(aclrtMalloc(&b, 1, 0), ACL_SUCCESS);
+	assert_int_equal(aclrtFree(a), ACL_SUCCESS);
+	assert_int_equal(aclrtGetMemUsageInfo(0, info, 4, &n), ACL_SUCCESS);
+	assert_int_equal(n, 1);
+	assert_string_equal(info[0].name, "npusim");
+	assert_int_equal(info[0].curMemSize, 2 * MiB);
+	assert_int_equal(info[0].memPeakSize, 6 * MiB);
+}
+
+static void mem_usage_refuses_a_bad_device_or_no_room(void **state)
+{
+	aclrtMemUsageInfo info;
+	size_t n = 7;
+
+	(void)state;
+	assert_int_equal(aclrtGetMemUsageInfo(1, &info, 1, &n), ACL_ERROR_INVALID_DEVICE);
+	assert_int_equal(aclrtGetMemUsageInfo(0, &info, 0, &n), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtGetMemUsageInfo(0, NULL, 1, &n), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(aclrtGetMemUsageInfo(0, &info, 1, NULL), ACL_ERROR_INVALID_PARAM);
+	assert_int_equal(n, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +444,8 @@ int main(void)
 		SIM_TEST(init_refuses_bad_configs_and_a_second_start, nothing),
 		SIM_TEST(calls_before_init_return_uninitialize, nothing),
 		SIM_TEST(init_and_shutdown_repeat_and_report_leaks, nothing),
+		SIM_TEST(mem_usage_gives_what_the_runtime_holds_and_its_peak, one_8mib_device),
+		SIM_TEST(mem_usage_refuses_a_bad_device_or_no_room, one_8mib_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,10 +11,18 @@
 # Each part (device allocator, private pools, pinned host allocator)
 # prints "N passed, M failed" and its first difference in full.
 #
-#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [DEVICE POOLS HOST]
+#     differential.sh WORK_DIR NPUMEM_REPLAY NPUMEMFS_SRC [DEVICE POOLS HOST [NPU_DEVICE NPU_POOLS]]
 #
 # DEVICE, POOLS and HOST are how many traces of each part (210 each; ctest
 # asks 400, 400 and 300).
+#
+# The npu flavor the same way against torch_npu's own allocator: v2.6.0's
+# NPUCachingAllocator.cpp and NPUAllocatorConfig.cpp, unmodified, from the
+# archive kept in tests/upstream/torch_npu (its sha256 checked), built on
+# the same c10 with the stand-ins of npu_standins/ and run on the
+# libnpusim that npumem-replay runs on; NPU_DEVICE and NPU_POOLS traces
+# (none unless asked) replayed by upstream_npu_replay and by
+# `npumem-replay --flavor npu`.
 # WORK_DIR keeps the download and the build between runs. The source comes
 # through a private apt configuration under WORK_DIR (deb-src lines for
 # trixie made from the machine's own apt sources); the system's is never
@@ -27,6 +35,8 @@ src=$(cd "${3:?NPUMEMFS_SRC}" && pwd)
 device_count=${4:-210}
 pools_count=${5:-210}
 host_count=${6:-210}
+npu_device_count=${7:-0}
+npu_pools_count=${8:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 version=2.6.0+dfsg-7
 orig=pytorch_2.6.0+dfsg.orig.tar.xz
@@ -68,24 +78,82 @@ fetch() {
 
 [ -f "$pysrc/c10/cuda/CUDACachingAllocator.cpp" ] &&
 	[ -f "$pysrc/aten/src/ATen/core/CachingHostAllocator.h" ] || fetch
+# torch_npu's sources, unpacked from the archive kept with this test, and
+# the libnpusim npumem-replay is linked to.
+npu_cmake=()
+npu_unpack() {
+	local archive=$here/torch_npu/torch_npu-v2.6.0-6e194f85-core-npu.tar.xz
+	local sha256=279948a17c1c9da499f35bcef4382b163df42b3c3891c0e7028e2483901f101e
+	local npusim
+	echo "$sha256  $archive" | sha256sum -c --quiet - \
+		|| { echo "FAIL: $archive does not have the expected sha256"; exit 1; }
+	npusim=$(ldd "$replay" | awk '/libnpusim/ { print $3 }')
+	[ -f "$npusim" ] || { echo "FAIL: $replay is not linked to libnpusim"; exit 1; }
+	if [ ! -f "$work/torch_npu/.sha256" ] || [ "$(cat "$work/torch_npu/.sha256")" != "$sha256" ]; then
+		rm -rf "$work/torch_npu"
+		mkdir -p "$work/torch_npu"
+		tar -xJf "$archive" -C "$work/torch_npu"
+		echo "$sha256" >"$work/torch_npu/.sha256"
+	fi
+	npu_cmake=(-DTORCH_NPU_SRC="$work/torch_npu" -DNPUSIM_LIB="$npusim")
+}
+[ $((npu_device_count + npu_pools_count)) -eq 0 ] || npu_unpack
+
 cmake -S "$here/c10build" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
-	-DPYTORCH_SRC="$pysrc" -DNPUMEMFS_SRC="$src" >"$work/configure.log" 2>&1 \
+	-DPYTORCH_SRC="$pysrc" -DNPUMEMFS_SRC="$src" "${npu_cmake[@]}" >"$work/configure.log" 2>&1 \
 	|| { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" -j2 >"$work/build.log" 2>&1 \
 	|| { tail -n 40 "$work/build.log"; exit 1; }
 upstream=$work/build/upstream_replay
+upstream_npu=$work/build/upstream_npu_replay
 echo "upstream: PyTorch $(cat "$pysrc/version.txt") c10/cuda/CUDACachingAllocator.cpp on fakecuda"
+[ ${#npu_cmake[@]} -eq 0 ] ||
+	echo "upstream: torch_npu v2.6.0 (6e194f85) NPUCachingAllocator.cpp on libnpusim"
 
 traces=$work/traces
 rm -rf "$traces"
 # The same traces each run; another seed (NPUMEMFS_DIFF_SEED) makes others.
 seed=${NPUMEMFS_DIFF_SEED:-12}
-python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count" "$seed"
+python3 "$here/gen_traces.py" "$traces" "$device_count" "$pools_count" "$host_count" "$seed" \
+	"$npu_device_count" "$npu_pools_count"
 echo "traces: $device_count device, $pools_count with private pools, $host_count pinned (seed $seed)"
+[ ${#npu_cmake[@]} -eq 0 ] ||
+	echo "npu traces: $npu_device_count device, $npu_pools_count with private pools"
+
+# Traces nNNNN and qNNNN are the npu flavor's.
+is_npu() { case ${1##*/} in n[0-9]* | q[0-9]*) return 0 ;; esac; return 1; }
+
+# upstream_npu_replay's report, as run_upstream's.
+run_upstream_npu() {
+	local rc=0
+	NPUSIM_CAPACITY=$1 PYTORCH_NPU_ALLOC_CONF=$2 "$upstream_npu" "$3" >"$3.raw" 2>"$3.err" || rc=$?
+	LC_ALL=C sort "$3.raw"
+	return "$rc"
+}
+
+# Ours for the npu flavor, as run_ours; less the keys torch_npu 2.6.0's
+# memory_stats does not have (later torch_npu added them, and the npu
+# flavor follows it): num_device_alloc, num_device_free,
+# num_sync_all_streams, num_oom_rejections.
+run_ours_npu() {
+	local capacity=$1 conf=$2 t=$3 rc=0
+	for format in stats snapshot; do
+		"$replay" --flavor npu --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
+			--format $format "$t" >"$t.$format" 2>"$t.ours_err" || rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "^$t:[0-9]*: " "$t.ours_err"; then
+			sed -n "s|^$t:\([0-9]*\): .*|refused at line \1|p" "$t.ours_err" | head -n 1
+			return 0
+		fi
+		[ "$rc" -eq 0 ] || return "$rc"
+	done
+	{ grep -Ev '^(num_device_alloc|num_device_free|num_sync_all_streams|num_oom_rejections) ' \
+		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
+}
 
 # Upstream's report: its stats, pool keys and segment lines, sorted; or
 # the line at which it refused a call (status 1).
 run_upstream() {
+	if is_npu "$3"; then run_upstream_npu "$@"; return; fi
 	local rc=0
 	FAKECUDA_CAPACITY=$1 PYTORCH_CUDA_ALLOC_CONF=$2 "$upstream" "$3" >"$3.raw" 2>"$3.err" || rc=$?
 	LC_ALL=C sort "$3.raw"
@@ -96,6 +164,7 @@ run_upstream() {
 # trace with pins --format pins; a replay stopped by a refusal prints
 # "refused at line N", as upstream_replay.
 run_ours() {
+	if is_npu "$3"; then run_ours_npu "$@"; return; fi
 	local capacity=$1 conf=$2 t=$3 rc=0 pins=
 	grep -q '^pin ' "$t" && pins=pins
 	for format in stats snapshot $pins; do
@@ -170,6 +239,8 @@ check_case() {
 # As many traces at once as there are processors.
 export upstream replay here traces
 export -f run_upstream run_ours check_case
+export upstream_npu
+export -f is_npu run_upstream_npu run_ours_npu
 xargs -P "$(nproc)" -L 1 bash -c 'check_case "$@"' _ <"$traces/cases"
 
 declare -A passed failed
@@ -192,12 +263,14 @@ while read -r name capacity conf; do
 done <"$traces/cases"
 
 status=0
-for part in d p h; do
+for part in d p h n q; do
 	[ -n "${passed[$part]:-}" ] || continue
 	case $part in
 	d) what="device allocator" ;;
 	p) what="private pools" ;;
 	h) what="pinned host allocator" ;;
+	n) what="npu device allocator" ;;
+	q) what="npu private pools" ;;
 	esac
 	echo "$what: ${passed[$part]} passed, ${failed[$part]} failed"
 	[ "${failed[$part]}" -eq 0 ] || status=1

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""gen_traces.py OUTDIR DEVICE POOLS HOST [SEED] - random traces for the
-differential test, and OUTDIR/cases: one line per trace, "NAME CAPACITY
-ALLOC_CONF" (ALLOC_CONF "-" for none). DEVICE traces are named dNNNN,
-POOLS traces pNNNN, HOST traces hNNNN.
+"""gen_traces.py OUTDIR DEVICE POOLS HOST [SEED [NPU_DEVICE NPU_POOLS]] -
+random traces for the differential test, and OUTDIR/cases: one line per
+trace, "NAME CAPACITY ALLOC_CONF" (ALLOC_CONF "-" for none). DEVICE traces
+are named dNNNN, POOLS traces pNNNN, HOST traces hNNNN; for the npu
+flavor, NPU_DEVICE traces nNNNN and NPU_POOLS traces qNNNN.
 
 A device trace mixes allocations of every size class on streams 0 to 4,
 runs of one size allocated and freed in turn,
@@ -60,6 +61,7 @@ class Device:
         self.live, self.freed_with_uses, self.uses = [], [], {}
         self.lines, self.n = [], 0
         self.capturing = set()      # capturing streams: no sync of them, no complete
+        self.quiet = lambda: False  # no stream use may begin or end, no OOM (npu pools)
         self.route = lambda stream: None  # the pool a stream allocates into
         self.pool_of = {}           # ID -> the pool it was allocated in, or None
 
@@ -89,16 +91,23 @@ class Device:
             self.loop()
         elif r < 0.40 or not self.live:
             stream = rng.randint(0, 4)
-            lines.append(f"alloc t{self.n} {size(rng)} stream={stream}")
+            sz = rng.randint(0, 10 * MiB) if self.quiet() else size(rng)
+            lines.append(f"alloc t{self.n} {sz} stream={stream}")
             self.pool_of[self.n] = self.route(stream)
             self.live.append(self.n)
             self.n += 1
-        elif r < 0.55 and not self.capturing:
+        elif r < 0.55 and not self.capturing and not self.quiet():
             # 2.6.0 keeps the uses recorded during a capture past their
             # block (README): none are recorded then.
             t = rng.choice(self.live)
             self.uses[t] = True
             lines.append(f"record_stream t{t} {rng.randint(0, 4)}")
+        elif r < 0.85 and self.quiet():
+            unused = [t for t in self.live if not self.uses.get(t)]
+            if unused:
+                t = rng.choice(unused)
+                self.live.remove(t)
+                lines.append(f"free t{t}")
         elif r < 0.85:
             t = self.live.pop(rng.randrange(len(self.live)))
             lines.append(f"free t{t}")
@@ -112,8 +121,8 @@ class Device:
             self.sync()
         else:
             extra = ["empty_cache", "empty_cache"] if cache_ok else []
-            lines.append(rng.choice(extra + ["reset_peak", "reset_accumulated",
-                                             f"fraction {rng.choice([0.5, 0.7, 0.9, 0.95])}"]))
+            fraction = [] if self.quiet() else [f"fraction {rng.choice([0.5, 0.7, 0.9, 0.95])}"]
+            lines.append(rng.choice(extra + ["reset_peak", "reset_accumulated"] + fraction))
 
 
 class Pools:
@@ -163,6 +172,10 @@ class Pools:
 
     def busy(self):
         return bool(self.captures or self.routing)
+
+    def refuses_cache(self):
+        """Whether empty_cache is refused by both sides now."""
+        return True
 
     def shareable(self, key):
         return self.use.get(key, 1) > 0 and key not in self.recording
@@ -272,7 +285,7 @@ class Pools:
             self.mempool_end(self.rng.choice(list(self.routing)))
         elif r < 0.97:
             self.mempool_release()
-        elif not self.busy() or self.rng.random() < 0.1:
+        elif not self.busy() or (self.refuses_cache() and self.rng.random() < 0.1):
             # During a capture both refuse it, which ends the trace: rarely.
             self.dev.lines.append("empty_cache")
 
@@ -333,9 +346,9 @@ def device_trace(rng, steps, conf):
     return dev.lines
 
 
-def pools_trace(rng, steps, conf):
+def pools_trace(rng, steps, conf, kind=None):
     dev = Device(rng)
-    pools = Pools(dev, "expandable" in conf)
+    pools = kind(dev, conf) if kind else Pools(dev, "expandable" in conf)
     for _ in range(steps):
         if rng.random() < 0.12:
             pools.step()
@@ -346,6 +359,99 @@ def pools_trace(rng, steps, conf):
     if rng.random() < 0.5:
         pools.wind_down()
     return dev.lines
+
+
+# The npu flavor's parts: torch_npu 2.6.0's options. It refuses
+# expandable_segments with max_split_size_mb or garbage collection.
+NPU_CONFS = ["-", "expandable_segments:True", "max_split_size_mb:200",
+             "roundup_power2_divisions:4", "garbage_collection_threshold:0.6",
+             "expandable_segments:True,segment_size_mb:40",
+             "max_split_size_mb:100,garbage_collection_threshold:0.8",
+             "expandable_segments:True,base_addr_aligned_kb:4",
+             "multi_stream_lazy_reclaim:True",
+             "garbage_collection_threshold:0.9,roundup_power2_divisions:2,"
+             "multi_stream_lazy_reclaim:True",
+             "expandable_segments:True,multi_stream_lazy_reclaim:True",
+             "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", "page_size:1g"]
+# page_size:1g puts large requests on 1 GiB segments: a pools trace's
+# device of a few GiB runs out during a scope, which NpuPools keeps away.
+# Garbage collection synchronizes the device, which torch_npu does with
+# npuSynchronizeDevice(true): while a stream captures that throws, and the
+# npu flavor goes on (npumemfs-flavors(7)).
+NPU_POOL_CONFS = [c for c in NPU_CONFS if not c.startswith("page_size") and "garbage" not in c]
+
+
+class NpuPools(Pools):
+    """Pools as torch_npu 2.6.0 can take them: its MemPool has no
+    destructor (mempool_release), no use_on_oom and no no_split.
+
+    2.6.0 takes any pool routing allocations for a capture under way
+    (captures_underway, NPUCachingAllocator.cpp lines 1163, 1224, 1466):
+    no event is queried, a free with stream uses waits for the scope's end
+    and empty_cache asserts (line 2915). The npu flavor follows later
+    torch_npu (is_capture_context): only a capture on the current stream
+    counts, and without a free that retry 2.6.0 makes no release of cached
+    blocks on OOM (line 1224). While a scope is open, then, no stream use
+    begins or ends, no event waits from before it (a sync and an
+    allocation, which processes them, come first), empty_cache comes only
+    while a capture runs, where both refuse it, and the allocations are
+    small, the memory fraction unchanged and the device large (4 to 8 GiB)
+    so that none fails (npumemfs-flavors(7))."""
+
+    def __init__(self, dev, conf):
+        super().__init__(dev, "expandable" in conf)
+        dev.quiet = self.busy
+        self.lazy = "multi_stream_lazy_reclaim" in conf
+
+    def settle(self):
+        """Every event processed: an allocation processes them, unless
+        multi_stream_lazy_reclaim finds it a block first; empty_cache then."""
+        if self.busy():
+            return
+        if self.lazy:
+            self.dev.lines += ["sync", "empty_cache"]
+            return
+        n = self.dev.n
+        self.dev.n += 1
+        self.dev.lines += ["sync", f"alloc t{n} 512 stream=0", f"free t{n}"]
+
+    def capture_begin(self):
+        self.settle()
+        super().capture_begin()
+
+    def mempool_begin(self):
+        self.settle()
+        super().mempool_begin()
+
+    def refuses_cache(self):
+        return bool(self.captures)
+
+    def mempool_release(self):
+        pass
+
+    def mempool_release_named(self, m):
+        pass
+
+
+def npu_pools_trace(rng, steps, conf):
+    return pools_trace(rng, steps, conf, NpuPools)
+
+
+def npu_cases(rng, out, ndevice, npools):
+    """The npu flavor's traces, nNNNN (device) and qNNNN (pools), made
+    after the cuda ones so that those stay the same for a seed."""
+    cases = []
+    kinds = [("n", ndevice, device_trace, (300, 900)), ("q", npools, npu_pools_trace, (200, 600))]
+    for prefix, count, make, steps in kinds:
+        for i in range(count):
+            name = f"{prefix}{i:04d}.trace"
+            capacity = rng.choice([1, 2, 3, 4] if prefix == "n" else [4, 6, 8]) << 30
+            confs = NPU_CONFS if prefix == "n" else NPU_POOL_CONFS
+            conf = confs[i % len(confs)]
+            with open(os.path.join(out, name), "w") as f:
+                f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
+            cases.append(f"{name} {capacity} {conf}")
+    return cases
 
 
 def main(argv):
@@ -363,6 +469,8 @@ def main(argv):
             with open(os.path.join(out, name), "w") as f:
                 f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
             cases.append(f"{name} {capacity} {conf}")
+    if len(argv) > 7:
+        cases += npu_cases(rng, out, int(argv[6]), int(argv[7]))
     with open(os.path.join(out, "cases"), "w") as f:
         f.write("\n".join(cases) + "\n")
 

@@ -44,6 +44,8 @@
 #include <cuda_runtime_api.h>
 #include <fakecuda.h>
 
+#include "replay_report.h"
+#include "trace_reader.h"
 #include "upstream_host.h"
 
 #include <algorithm>
@@ -230,7 +232,9 @@ struct Replay {
   // CUDAGraph::capture_begin's allocator calls; the filter stands for
   // "this stream captures into this graph", which only the capturing
   // stream does here.
-  void capture_begin(long s, const std::string& pool, const std::string& graph) {
+  void capture_begin(long s, const std::string& pool, const std::string& graph,
+                     const std::string& mode) {
+    (void)mode;  // the thread's capture mode decides nothing the allocator does
     if (s == 0)
       throw Refused{"CUDA graphs must be captured on a non-default stream."};
     MempoolId_t id = pool.empty() ? take(c10::cuda::MemPool::graph_pool_handle(false))
@@ -260,7 +264,9 @@ struct Replay {
     g = Graph{};
   }
 
-  void mempool_create(const std::string& name) {
+  void mempool_create(const std::string& name, const std::vector<std::string>& flags) {
+    if (!flags.empty())
+      bad("PyTorch 2.6.0's MemPool has no " + flags[0]);
     Pool& p = pools[name];
     p.mempool = std::make_unique<c10::cuda::MemPool>();
     p.id = take(p.mempool->id());
@@ -280,6 +286,14 @@ struct Replay {
   void mempool_release(const std::string& name) {
     pools.at(name).mempool.reset();
   }
+
+  void empty_cache() { alloc::emptyCache(); }
+  void reset_peak() { alloc::resetPeakStats(0); }
+  void reset_accumulated() { alloc::resetAccumulatedStats(0); }
+  void fraction(double f) { alloc::setMemoryFraction(f, 0); }
+  // cudaGraphLaunch: nothing the allocator sees.
+  void graph_replay(const std::string&) {}
+  void other_line(const std::vector<std::string>& f);
 
   void pin(const std::string& id, size_t size, long s) {
     stream(s);
@@ -317,23 +331,8 @@ struct Replay {
   }
 };
 
-long option(const std::string& field, const char* key) {
-  std::string k = std::string(key) + "=";
-  if (field.compare(0, k.size(), k) != 0)
-    return -1;
-  return std::stol(field.substr(k.size()));
-}
-
-std::string text_option(const std::vector<std::string>& f, size_t from, const char* key) {
-  std::string k = std::string(key) + "=";
-  for (size_t i = from; i < f.size(); i++)
-    if (f[i].compare(0, k.size(), k) == 0)
-      return f[i].substr(k.size());
-  return "";
-}
-
 long stream_option(const std::vector<std::string>& f, size_t from) {
-  std::string s = text_option(f, from, "stream");
+  std::string s = upstream::text_option(f, from, "stream");
   return s.empty() ? 0 : std::stol(s);
 }
 
@@ -353,157 +352,37 @@ void run_host_line(Replay& r, const std::vector<std::string>& f) {
   }
 }
 
-void run_pool_line(Replay& r, const std::vector<std::string>& f) {
-  const std::string& cmd = f[0];
-  if (cmd == "capture_begin") {
-    r.capture_begin(std::stol(f.at(1)), text_option(f, 2, "pool"), text_option(f, 2, "graph"));
-  } else if (cmd == "capture_end") {
-    r.capture_end(std::stol(f.at(1)));
-  } else if (cmd == "graph_replay") {
-    // cudaGraphLaunch: nothing the allocator sees.
-  } else if (cmd == "graph_reset") {
-    r.graph_reset(f.at(1));
-  } else if (cmd == "mempool_create") {
-    if (f.size() > 2)
-      r.bad("PyTorch 2.6.0's MemPool has no " + f[2]);
-    r.mempool_create(f.at(1));
-  } else if (cmd == "mempool_begin") {
-    r.mempool_begin(f.at(1), option(f.at(2), "stream"));
-  } else if (cmd == "mempool_end") {
-    r.mempool_end(f.at(1));
-  } else if (cmd == "mempool_release") {
-    r.mempool_release(f.at(1));
-  } else {
-    run_host_line(r, f);
-  }
-}
-
-void run_line(Replay& r, const std::string& text) {
-  std::istringstream in(text.substr(0, text.find('#')));
-  std::vector<std::string> f;
-  for (std::string w; in >> w;)
-    f.push_back(w);
-  if (f.empty())
-    return;
-  const std::string& cmd = f[0];
-  if (cmd == "alloc") {
-    long s = 0;
-    for (size_t i = 3; i < f.size(); i++) {
-      if (option(f[i], "stream") >= 0)
-        s = option(f[i], "stream");
-      else if (option(f[i], "device") > 0)
-        r.bad("only device 0");
-    }
-    r.alloc(f.at(1), std::stoull(f.at(2)), s);
-  } else if (cmd == "free") {
-    r.free(f.at(1));
-  } else if (cmd == "record_stream") {
-    r.record_stream(f.at(1), std::stol(f.at(2)));
-  } else if (cmd == "complete") {
-    r.complete(f.at(1));
-  } else if (cmd == "sync") {
-    r.sync(f.size() > 1 ? f[1] : "");
-  } else if (cmd == "empty_cache") {
-    alloc::emptyCache();
-  } else if (cmd == "reset_peak") {
-    alloc::resetPeakStats(0);
-  } else if (cmd == "reset_accumulated") {
-    alloc::resetAccumulatedStats(0);
-  } else if (cmd == "fraction") {
-    alloc::setMemoryFraction(std::stod(f.at(1)), 0);
-  } else {
-    run_pool_line(r, f);
-  }
+// Pinned memory lines, or bad input.
+void Replay::other_line(const std::vector<std::string>& f) {
+  run_host_line(*this, f);
 }
 
 // torch/csrc/cuda/Module.cpp memoryStats, flattened as torch.cuda.memory_stats.
 void print_stats() {
   const auto st = alloc::getDeviceStats(0);
-  std::map<std::string, int64_t> out;
-  const char* pools[] = {"all", "small_pool", "large_pool"};
-  auto stat = [&](const std::string& name, const c10::CachingDeviceAllocator::Stat& s) {
-    out[name + ".current"] = s.current;
-    out[name + ".peak"] = s.peak;
-    out[name + ".allocated"] = s.allocated;
-    out[name + ".freed"] = s.freed;
-  };
-  auto array = [&](const char* name, const c10::CachingDeviceAllocator::StatArray& a) {
-    for (int i = 0; i < 3; i++)
-      stat(std::string(name) + "." + pools[i], a[i]);
-  };
-  array("allocation", st.allocation);
-  array("segment", st.segment);
-  array("active", st.active);
-  array("inactive_split", st.inactive_split);
-  array("allocated_bytes", st.allocated_bytes);
-  array("reserved_bytes", st.reserved_bytes);
-  array("active_bytes", st.active_bytes);
-  array("inactive_split_bytes", st.inactive_split_bytes);
-  array("requested_bytes", st.requested_bytes);
-  out["num_alloc_retries"] = st.num_alloc_retries;
-  out["num_ooms"] = st.num_ooms;
-  stat("oversize_allocations", st.oversize_allocations);
-  stat("oversize_segments", st.oversize_segments);
+  auto out = upstream::stats_keys(st);
   out["num_sync_all_streams"] = st.num_sync_all_streams;
   out["num_device_alloc"] = st.num_device_alloc;
   out["num_device_free"] = st.num_device_free;
-  out["max_split_size"] = st.max_split_size;
-  for (const auto& [k, v] : out)
-    std::cout << k << " " << v << "\n";
-}
-
-std::string pool_name(MempoolId_t id) {
-  return std::to_string(id.first) + "_" + std::to_string(id.second);
-}
-
-// Module.cpp's block states.
-const char* state(const alloc::BlockInfo& b) {
-  return b.allocated ? "active_allocated" : b.active ? "active_pending_free" : "inactive";
+  upstream::print_keys(out);
 }
 
 // Every private pool still in graph_pools (getPoolUseCount asserts the
-// others away), as npumem-replay's graph_pools keys, from the segments
-// snapshot(id) gives for it; then every segment of the device.
+// others away), then every segment of the device.
 void print_pools(Replay& r, const std::vector<alloc::SegmentInfo>& segs) {
-  if (r.known.empty())
-    return;
-  uint64_t total = 0;
-  for (MempoolId_t id : r.known) {
-    int use_count;
+  upstream::print_pools<MempoolId_t>(r.known, segs, [](MempoolId_t id, int* uses) {
     try {
-      use_count = alloc::getPoolUseCount(0, id);
+      *uses = alloc::getPoolUseCount(0, id);
+      return true;
     } catch (const c10::Error&) {
-      continue;
+      return false;
     }
-    uint64_t allocated = 0, reserved = 0, n = 0;
-    for (const auto& s : segs) {
-      if (s.owner_private_pool_id != id)
-        continue;
-      n++;
-      reserved += s.total_size;
-      allocated += s.allocated_size;
-    }
-    std::string p = "graph_pools." + pool_name(id);
-    std::cout << p << ".allocated_bytes " << allocated << "\n"
-              << p << ".reserved_bytes " << reserved << "\n"
-              << p << ".segments " << n << "\n"
-              << p << ".use_count " << use_count << "\n";
-    total += reserved;
-  }
-  std::cout << "graph_pools.reserved_bytes " << total << "\n";
+  });
 }
 
 void print_segments(Replay& r, const std::vector<alloc::SegmentInfo>& segs) {
-  for (const auto& s : segs) {
-    std::cout << "segment pool=" << pool_name(s.owner_private_pool_id)
-              << " stream=" << r.stream_number(s.stream) << " " << (s.is_large ? "large" : "small")
-              << (s.is_expandable ? " expandable" : "") << " total=" << s.total_size
-              << " allocated=" << s.allocated_size << " active=" << s.active_size
-              << " requested=" << s.requested_size << " blocks=";
-    for (size_t i = 0; i < s.blocks.size(); i++)
-      std::cout << (i ? "," : "") << s.blocks[i].size << ":" << state(s.blocks[i]);
-    std::cout << "\n";
-  }
+  upstream::print_segments<alloc::SegmentInfo, cudaStream_t>(
+      segs, [&r](cudaStream_t s) { return r.stream_number(s); });
 }
 
 }  // namespace
@@ -526,7 +405,7 @@ int main(int argc, char** argv) {
   for (std::string text; std::getline(trace, text);) {
     r.line++;
     try {
-      run_line(r, text);
+      upstream::run_line(r, text);
     } catch (const Refused& e) {
       std::cout << "refused at line " << r.line << "\n";
       std::cerr << "upstream_replay: line " << r.line << ": " << e.what << "\n";

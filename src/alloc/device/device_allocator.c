@@ -441,8 +441,11 @@ static inline int npa_device_malloc(struct npa_device *dev, size_t orig_size,
 		.pool = npa_get_pool(dev, size, stream),
 	};
 	bool found = get_free_block(dev, &p);
-	if (!found && lazy && (dev->events.pending > 0 || dev->deferred != NULL)) {
-		npa_process_events(dev);
+	/* Lazy reclaim searches again after processing the events, even when
+	 * none was pending: a second search ages GC's blocks once more. */
+	if (!found && lazy) {
+		if (dev->events.pending > 0 || dev->deferred != NULL)
+			npa_process_events(dev);
 		found = get_free_block(dev, &p);
 	}
 	const bool cached = found;

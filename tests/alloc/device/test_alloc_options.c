@@ -261,6 +261,51 @@ static void npu_multi_stream_lazy_reclaim_defers_event_processing(void **state)
 	fx_stop(a);
 }
 
+static void lazy_reclaim_and_gc(struct npa_conf *c)
+{
+	c->multi_stream_lazy_reclaim = true;
+	c->per_process_memory_fraction = 0.75;
+	c->garbage_collection_threshold = 0.75;
+}
+
+/* A request of n whole MiB (less the npu pad and rounding). */
+#define MIB_LESS(n) ((n) * MiB - 4096)
+
+/*
+ * npu multi_stream_lazy_reclaim: a malloc that finds nothing searches
+ * again after processing events, pending or not (torch_npu's malloc), and
+ * each search ages GC's cached blocks. 128 MiB at fraction 0.75 allows 96
+ * MiB, GC starts above 72. A (12 MiB) is cached, then 3 searches find
+ * nothing (2 ages each) and 3 are served by p's split 20 MiB segment (1
+ * each) around the caching of B (14 MiB) and C (16 MiB). At the 30 MiB
+ * request A is 11 searches old, B 6 and C 2: the average 6.33 frees only A,
+ * which is enough (reserved 78 MiB, 6 over). One age a search would make
+ * it 7, 4 and 1, and B would go too (82 MiB reserved at the end).
+ */
+static void npu_lazy_reclaim_searches_twice_and_ages_gc_blocks_twice(void **state)
+{
+	(void)state;
+	struct npa *a = fx_start_device_segments(&npa_flavor_npu, 128 * MiB, lazy_reclaim_and_gc);
+	void *p = fx_malloc(a, MIB_LESS(9), NULL);
+
+	fx_free(a, fx_malloc(a, MIB_LESS(12), NULL));
+	void *l1 = fx_malloc(a, MIB_LESS(16), NULL);
+	fx_free(a, fx_malloc(a, MIB_LESS(2), NULL));
+	fx_free(a, fx_malloc(a, MIB_LESS(14), NULL));
+	fx_free(a, fx_malloc(a, MIB_LESS(2), NULL));
+	fx_free(a, fx_malloc(a, MIB_LESS(2), NULL));
+	fx_free(a, fx_malloc(a, MIB_LESS(16), NULL));
+	assert_int_equal(fx_stats(a).reserved_bytes[ALL].current, 78 * MiB);
+	void *big = fx_malloc(a, MIB_LESS(30), NULL);
+	struct npa_stats st = fx_stats(a);
+	assert_int_equal(st.num_device_free, 1);
+	assert_int_equal(st.reserved_bytes[ALL].current, 96 * MiB);
+	fx_free(a, big);
+	fx_free(a, l1);
+	fx_free(a, p);
+	fx_stop(a);
+}
+
 /* torch_npu refuses max_split_size_mb and garbage_collection_threshold with
  * expandable_segments; upstream CUDA takes them together. */
 static void npu_refuses_split_or_gc_with_expandable_segments(void **state)
@@ -351,6 +396,7 @@ int main(void)
 		cmocka_unit_test(npu_base_addr_aligned_kb_aligns_expandable_blocks),
 		cmocka_unit_test(npu_page_size_1g_rounds_large_segments_to_1gib),
 		cmocka_unit_test(npu_multi_stream_lazy_reclaim_defers_event_processing),
+		cmocka_unit_test(npu_lazy_reclaim_searches_twice_and_ages_gc_blocks_twice),
 		BOTH_FLAVORS(npu_refuses_split_or_gc_with_expandable_segments),
 		cmocka_unit_test(malformed_strings_change_nothing),
 		BOTH_FLAVORS(a_string_of_512_bytes_is_refused),

@@ -551,6 +551,43 @@ static void reset_after_a_capture_lets_empty_cache_free_the_pool(void **state)
 	fx_stop(a);
 }
 
+static void gc_at_40_percent(struct npa_conf *c)
+{
+	c->per_process_memory_fraction = 0.75;
+	c->garbage_collection_threshold = 0.4;
+}
+
+/*
+ * torch_npu's garbage collection synchronizes the device first
+ * (npuSynchronizeDevice(true), NPUCachingAllocator.cpp v2.6.0 line 2580),
+ * which the runtime refuses while another stream of the device captures:
+ * the malloc throws "NPU function error ... 107027". npumemfs goes on
+ * without the sync, as its OOM retry does: GC frees the 32 MiB segment of
+ * the 30 MiB block, idle for 4 searches, and the 40 MiB malloc on the
+ * default stream gets a 42 MiB segment while stream 2 captures (128 MiB
+ * at fraction 0.75, GC above 38.4 MiB); the 14 MiB one of stream 1 stays.
+ */
+static void npu_gc_during_a_capture_on_another_stream_goes_on(void **state)
+{
+	(void)state;
+	struct npa *a = fx_start_device_segments(&npa_flavor_npu, 128 * MiB, gc_at_40_percent);
+	struct npa_graph *g = new_graph(a);
+	aclrtStream s1 = new_stream(), s2 = new_stream();
+
+	fx_free(a, fx_malloc(a, 30 * MiB, NULL));
+	for (int i = 0; i < 3; i++)
+		fx_free(a, fx_malloc(a, 12 * MiB, s1));
+	capture_begin(g, s2, (struct npa_pool_id){ 0, 0 });
+	void *q = fx_malloc(a, 40 * MiB, NULL);
+	struct npa_stats st = fx_stats(a);
+	assert_int_equal(st.num_device_free, 1);
+	assert_int_equal(st.reserved_bytes[ALL].current, (14 + 42) * MiB);
+	capture_end(g, s2);
+	fx_free(a, q);
+	npa_graph_free(g);
+	fx_stop(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +604,7 @@ int main(void)
 		BOTH_FLAVORS(a_failed_captures_pool_leaks_in_npu_and_is_given_back_in_cuda),
 		BOTH_FLAVORS(reset_after_a_capture_lets_empty_cache_free_the_pool),
 		BOTH_FLAVORS(empty_cache_during_a_capture_is_refused_and_frees_nothing),
+		cmocka_unit_test(npu_gc_during_a_capture_on_another_stream_goes_on),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
