@@ -33,14 +33,20 @@ static uint64_t block_bytes(struct sim_device *d, const char *p)
 	return e ? e->npages * d->page_size : 0;
 }
 
+/* The one key a block of `d` starting at p is exported as. */
+static void key_name(const struct sim_device *d, const char *p, char name[ACL_IPC_HANDLE_SIZE])
+{
+	snprintf(name, ACL_IPC_HANDLE_SIZE, "npusim-ipc-%d-%llx", (int)(d - sim.device),
+		 (unsigned long long)(p - d->base));
+}
+
 /* Under d->lock: the block's key, made at its first export. */
 static aclError export_key(struct sim_device *d, char *p, char *key)
 {
 	struct sim_ipc_key *k;
 	char name[ACL_IPC_HANDLE_SIZE];
 
-	snprintf(name, sizeof(name), "npusim-ipc-%d-%llx", (int)(d - sim.device),
-		 (unsigned long long)(p - d->base));
+	key_name(d, p, name);
 	pthread_mutex_lock(&sim.ipc.lock);
 	k = key_find(name);
 	if (!k && (k = calloc(1, sizeof(*k))) != NULL) {
@@ -119,18 +125,17 @@ aclError aclrtIpcMemClose(const char *key)
 	return k ? ACL_SUCCESS : sim_status(ACL_ERROR_INVALID_PARAM);
 }
 
-void sim_ipc_forget(const char *ptr)
+void sim_ipc_forget(const struct sim_device *d, const char *ptr)
 {
-	struct sim_ipc_key *k, *tmp;
+	struct sim_ipc_key *k;
+	char name[ACL_IPC_HANDLE_SIZE];
 
+	key_name(d, ptr, name);
 	pthread_mutex_lock(&sim.ipc.lock);
-	HASH_ITER(hh, sim.ipc.keys, k, tmp) {
-		if (k->ptr == ptr) {
-			HASH_DEL(sim.ipc.keys, k);
-			free(k);
-		}
-	}
+	if ((k = key_find(name)) != NULL)
+		HASH_DEL(sim.ipc.keys, k);
 	pthread_mutex_unlock(&sim.ipc.lock);
+	free(k);
 }
 
 void sim_ipc_reset(void)

@@ -100,7 +100,7 @@ aclError aclrtFree(void *devPtr)
 		pthread_mutex_unlock(&d->lock);
 		return sim_status(ACL_ERROR_INVALID_PARAM);
 	}
-	sim_ipc_forget(devPtr);
+	sim_ipc_forget(d, devPtr);
 	/* Give the RAM back: freed device memory keeps no data, as on a
 	 * device whose driver hands the pages to someone else. */
 	madvise(devPtr, page_bytes(d, e->npages), MADV_DONTNEED);

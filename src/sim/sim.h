@@ -176,9 +176,9 @@ void sim_models_reset(void);
 void sim_vm_reset(void);
 void sim_allocators_reset(void);
 void sim_ipc_reset(void);
-/* Under the lock of the device holding `ptr`: its IPC keys go, as the
- * block it names is freed. */
-void sim_ipc_forget(const char *ptr);
+/* Under d->lock: the IPC key of d's block at `ptr` goes, as the block
+ * is freed. */
+void sim_ipc_forget(const struct sim_device *d, const char *ptr);
 
 uint64_t sim_monotonic_ns(void);
 /* Spend `us` microseconds of real time (the simulated driver cost). */
