@@ -786,7 +786,7 @@ static __attribute__((noinline)) int malloc_in_scope(struct npa_device *dev, siz
 						      aclrtStream stream, void **ptr,
 						      char *err, size_t errlen)
 {
-	if (npa_private_pool_route(&dev->pools, stream) != dev->last_hit.block->pool->owner)
+	if (!routes_to(dev, dev->last_hit.block->pool, stream))
 		return malloc_missed(dev, size, stream, ptr, err, errlen);
 	take_again(dev, size, ptr);
 	npa_lock_release(&dev->lock);
