@@ -2,10 +2,11 @@
  * allocator_switch.c - which allocator serves an allocation, and which one
  * frees it.
  *
- * Every pointer handed out is mapped to the allocator that made it, so a
- * swap never changes who frees a live block. An allocator is pinned (busy)
- * while a call runs on it outside the lock; a retired plug-in is unloaded
- * by whoever drops its last block or its last pin.
+ * Every pointer a plug-in handed out is mapped to it, so a swap never
+ * changes who frees a live block; a pointer no plug-in made is the caching
+ * allocator's, which keeps its own count (npa_live). An allocator is
+ * pinned (busy) while a call runs on it outside the lock; a retired
+ * plug-in is unloaded by whoever drops its last block or its last pin.
  */
 #include <errno.h>
 #include <pthread.h>
