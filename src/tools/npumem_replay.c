@@ -26,14 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <limits.h>
-
-#include <npumemfs/npusim.h>
-
 #include "alloc/switch/allocator_switch.h"
 #include "alloc/caching/caching_allocator.h"
 #include "alloc/device/mempool.h"
-#include "base/size_parse.h"
 #include "config.h"
 #include "machine.h"
 #include "replay_setup.h"
@@ -55,16 +50,12 @@ enum format { FORMAT_STATS, FORMAT_JSON, FORMAT_SUMMARY, FORMAT_SNAPSHOT, FORMAT
 static const char *const format_names[] = { "stats", "json", "summary", "snapshot", "pins" };
 
 struct cli {
-	const char *config;
-	const char *flavor;
+	struct replay_setup setup; /* --config, --flavor, --device-capacity, --devices, --plugin-dir */
 	const char *alloc_conf;
 	bool no_caching;
-	uint64_t capacity;  /* 0: from the configuration */
-	int devices;        /* 0: from the configuration, or enough for the trace */
 	enum format format;
 	bool check;
 	const char *plugin;      /* a plug-in spec, or NULL: the caching allocator */
-	char plugin_dirs[PATH_MAX]; /* --plugin-dir folders, made absolute */
 	const char *trace;
 };
 
@@ -129,51 +120,15 @@ static int parse_format(const char *s, enum format *out)
 	return -EINVAL;
 }
 
-static int parse_devices(const char *s, int *out)
-{
-	char *end;
-	long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	v = strtol(s, &end, 10);
-	if (*end || v < 1 || v > NPUSIM_MAX_DEVICES)
-		return -EINVAL;
-	*out = (int)v;
-	return 0;
-}
-
-static int add_plugin_dir(struct cli *cli, const char *dir)
-{
-	char err[ERRLEN];
-
-	if (replay_setup_plugin_dir(cli->plugin_dirs, sizeof(cli->plugin_dirs), dir, err,
-				    sizeof(err)) != 0)
-		return usage_error("%s", err);
-	return 0;
-}
-
 /* One option: 0, DONE after --help or --version, or EXIT_USAGE. */
 static int parse_option(struct cli *cli, int c, const char *arg)
 {
+	char err[ERRLEN];
+	int rc;
+
 	switch (c) {
-	case 'c': cli->config = arg; return 0;
-	case 'f':
-		if (npa_flavor_find(arg) == NULL)
-			return usage_error("unknown flavor '%s' (npu or cuda)", arg);
-		cli->flavor = arg;
-		return 0;
 	case 'a': cli->alloc_conf = arg; return 0;
 	case 'n': cli->no_caching = true; return 0;
-	case 'C':
-		if (npa_parse_size(arg, &cli->capacity) != 0 || cli->capacity == 0)
-			return usage_error("bad device capacity '%s'", arg);
-		return 0;
-	case 'd':
-		if (parse_devices(arg, &cli->devices) != 0)
-			return usage_error("bad device count '%s' (1..%d)", arg,
-					   NPUSIM_MAX_DEVICES);
-		return 0;
 	case 'F':
 		if (parse_format(arg, &cli->format) != 0)
 			return usage_error("unknown format '%s' (stats, json, summary, snapshot "
@@ -181,11 +136,13 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 		return 0;
 	case 'k': cli->check = true; return 0;
 	case 'p': cli->plugin = arg; return 0;
-	case 'P': return add_plugin_dir(cli, arg);
 	case 'h': fputs(usage, stdout); return DONE;
 	case 'V': printf("npumem-replay %s\n", PROJECT_VERSION); return DONE;
-	default: return EXIT_USAGE;
 	}
+	rc = replay_setup_option(&cli->setup, c, arg, err, sizeof(err));
+	if (rc < 0)
+		return usage_error("%s", err);
+	return rc ? EXIT_USAGE : 0;
 }
 
 /* GO_ON, or the exit status to stop with (0 after --help or --version). */
@@ -217,7 +174,7 @@ static int parse_args(int argc, char **argv, struct cli *cli)
 		return usage_error("expected one TRACE; see --help");
 	if (cli->plugin && cli->check)
 		return usage_error("--check checks the caching allocator, which --plugin bypasses");
-	if (cli->plugin_dirs[0] && !cli->plugin)
+	if (cli->setup.plugin_dirs[0] && !cli->plugin)
 		return usage_error("--plugin-dir without --plugin");
 	cli->trace = argv[optind];
 	return GO_ON;
@@ -243,10 +200,7 @@ static int refuse(struct run *r, const char *fmt, ...)
 /* The ini, then the command line over it. */
 static int configure(struct run *r, const struct cli *cli)
 {
-	const struct replay_setup s = { .config = cli->config, .flavor = cli->flavor,
-					.capacity = cli->capacity, .devices = cli->devices };
-
-	if (replay_setup_config(&s, r->max_device, &r->cfg, r->err, sizeof(r->err)))
+	if (replay_setup_config(&cli->setup, r->max_device, &r->cfg, r->err, sizeof(r->err)))
 		return EXIT_USAGE;
 	if (cli->no_caching)
 		r->cfg.no_memory_caching = true;
@@ -280,12 +234,10 @@ static int start_allocator(struct run *r, const struct cli *cli)
 /* The switch, with the plug-in current; the daemon's rules apply. */
 static int start_plugin(struct run *r, const struct cli *cli)
 {
-	const char *dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : r->cfg.plugin_dirs;
-
-	if (!dirs[0])
+	if (!r->cfg.plugin_dirs[0])
 		return refuse(r, "no folder allows plug-ins: give --plugin-dir DIR, "
 				   "or plugin_dirs in the --config ini");
-	if (replay_setup_switch(&r->cfg, r->alloc, dirs, cli->plugin, &r->sw, r->err,
+	if (replay_setup_switch(&r->cfg, r->alloc, cli->plugin, &r->sw, r->err,
 				sizeof(r->err)) != 0)
 		return refuse(r, "%s", r->err);
 	return 0;
@@ -406,7 +358,7 @@ static int read_chunk(struct run *r)
 static void scan_devices(struct run *r, const struct cli *cli)
 {
 	r->max_device = 0;
-	if (cli->devices || cli->config)
+	if (cli->setup.devices || cli->setup.config)
 		return;
 	if (wl_trace_stream_max_device(r->in, &r->max_device) != 0)
 		r->devices_guessed = true;

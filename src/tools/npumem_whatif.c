@@ -24,7 +24,6 @@
 #include <npumemfs/npusim.h>
 
 #include "alloc/caching/caching_allocator.h"
-#include "base/size_parse.h"
 #include "child_jobs.h"
 #include "config.h"
 #include "replay_setup.h"
@@ -62,15 +61,11 @@ static const char *const default_set[] = {
 #define NDEFAULT (sizeof(default_set) / sizeof(default_set[0]))
 
 struct cli {
-	const char *config;
-	const char *flavor;
-	uint64_t capacity;  /* 0: from the configuration */
-	int devices;        /* 0: from the configuration, or what the trace names */
+	struct replay_setup setup; /* --config, --flavor, --device-capacity, --devices, --plugin-dir */
 	int device;         /* whose figures the rows show */
 	struct whatif_setting settings[MAX_SETTINGS];
 	unsigned nsettings;
 	bool any_alloc_conf;
-	char plugin_dirs[PATH_MAX];
 	bool min_capacity;
 	unsigned jobs;      /* 0: the usable CPUs */
 	enum whatif_format format;
@@ -170,16 +165,6 @@ static int add_setting(struct cli *cli, const char *text, bool plugin)
 	return 0;
 }
 
-static int add_plugin_dir(struct cli *cli, const char *dir)
-{
-	char err[ERRLEN];
-
-	if (replay_setup_plugin_dir(cli->plugin_dirs, sizeof(cli->plugin_dirs), dir, err,
-				    sizeof(err)) != 0)
-		return usage_error("%s", err);
-	return 0;
-}
-
 static int parse_format(struct cli *cli, const char *s)
 {
 	static const char *const names[] = { "table", "json", "csv" };
@@ -207,28 +192,13 @@ static int parse_jobs(struct cli *cli, const char *s)
 /* One option: 0, DONE after --help or --version, or EXIT_USAGE. */
 static int parse_option(struct cli *cli, int c, const char *arg)
 {
+	char err[ERRLEN];
 	unsigned long n;
+	int rc;
 
 	switch (c) {
-	case 'c': cli->config = arg; return 0;
-	case 'f':
-		if (npa_flavor_find(arg) == NULL)
-			return usage_error("unknown flavor '%s' (npu or cuda)", arg);
-		cli->flavor = arg;
-		return 0;
 	case 'a': return add_setting(cli, arg, false);
 	case 'p': return add_setting(cli, arg, true);
-	case 'P': return add_plugin_dir(cli, arg);
-	case 'C':
-		if (npa_parse_size(arg, &cli->capacity) != 0 || cli->capacity == 0)
-			return usage_error("bad device capacity '%s'", arg);
-		return 0;
-	case 'd':
-		if (parse_count(arg, NPUSIM_MAX_DEVICES, &n) != 0 || n < 1)
-			return usage_error("bad device count '%s' (1..%d)", arg,
-					   NPUSIM_MAX_DEVICES);
-		cli->devices = (int)n;
-		return 0;
 	case 'D':
 		if (parse_count(arg, NPUSIM_MAX_DEVICES - 1, &n) != 0)
 			return usage_error("bad device '%s' (0..%d)", arg, NPUSIM_MAX_DEVICES - 1);
@@ -242,8 +212,11 @@ static int parse_option(struct cli *cli, int c, const char *arg)
 	case 'M': cli->merge = true; return 0;
 	case 'h': fputs(usage, stdout); return DONE;
 	case 'V': printf("npumem-whatif %s\n", PROJECT_VERSION); return DONE;
-	default: return EXIT_USAGE;
 	}
+	rc = replay_setup_option(&cli->setup, c, arg, err, sizeof(err));
+	if (rc < 0)
+		return usage_error("%s", err);
+	return rc ? EXIT_USAGE : 0;
 }
 
 static int check_args(struct cli *cli)
@@ -257,7 +230,7 @@ static int check_args(struct cli *cli)
 	if (cli->shard && cli->svg)
 		return usage_error("--svg goes with --merge: a shard has some rows only "
 				   "(its lines carry the curves)");
-	if (cli->plugin_dirs[0] && cli->nsettings == 0)
+	if (cli->setup.plugin_dirs[0] && cli->nsettings == 0)
 		return usage_error("--plugin-dir without --plugin");
 	return GO_ON;
 }
@@ -310,12 +283,10 @@ static int load_input(const char *path, struct wl_trace **out)
 /* The ini, then the command line over it, as npumem-replay. */
 static int configure(struct comparison *cmp, const struct cli *cli)
 {
-	const struct replay_setup s = { .config = cli->config, .flavor = cli->flavor,
-					.capacity = cli->capacity, .devices = cli->devices };
 	struct nmfs_config *cfg = &cmp->env.cfg;
 	char err[ERRLEN];
 
-	if (replay_setup_config(&s, cmp->env.trace->max_device, cfg, err, sizeof(err)))
+	if (replay_setup_config(&cli->setup, cmp->env.trace->max_device, cfg, err, sizeof(err)))
 		return usage_error("%s", err);
 	/* Said once here, not by every row's replay. */
 	if (cmp->env.trace->max_device >= cfg->device_count)
@@ -326,7 +297,6 @@ static int configure(struct comparison *cmp, const struct cli *cli)
 		return usage_error("--device %d: the machine has %d devices", cli->device,
 				   cfg->device_count);
 	cmp->env.device = cli->device;
-	cmp->env.plugin_dirs = cli->plugin_dirs[0] ? cli->plugin_dirs : cfg->plugin_dirs;
 	return 0;
 }
 
@@ -345,7 +315,7 @@ static int check_settings(const struct comparison *cmp, const struct cli *cli)
 		if (replay_setup_conf(cfg, cli->settings[i].text, &conf, err, sizeof(err)))
 			return usage_error("--alloc-conf '%s': %s", cli->settings[i].text, err);
 	}
-	if (plugins && !cmp->env.plugin_dirs[0])
+	if (plugins && !cfg->plugin_dirs[0])
 		return usage_error("no folder allows plug-ins: give --plugin-dir DIR, or "
 				   "plugin_dirs in the --config ini");
 	return 0;

@@ -9,9 +9,74 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <npumemfs/npusim.h>
+
 #include "alloc/acl/block_handle.h"
 #include "alloc/plugin/plugin_host.h"
+#include "base/size_parse.h"
 #include "replay_setup.h"
+
+/* Append DIR, made absolute (the loader compares canonical paths), to
+ * the comma-separated `dirs`: 0, or -errno with the reason in err. */
+static int add_plugin_dir(char *dirs, size_t size, const char *dir, char *err, size_t errlen)
+{
+	char abs[PATH_MAX];
+	size_t len = strlen(dirs);
+
+	if (realpath(dir, abs) == NULL) {
+		snprintf(err, errlen, "--plugin-dir %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (len + 1 + strlen(abs) + 1 > size) {
+		snprintf(err, errlen, "--plugin-dir: too many folders");
+		return -ENAMETOOLONG;
+	}
+	snprintf(dirs + len, size - len, "%s%s", len ? "," : "", abs);
+	return 0;
+}
+
+static int parse_devices(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	v = strtol(s, &end, 10);
+	if (*end || v < 1 || v > NPUSIM_MAX_DEVICES)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+int replay_setup_option(struct replay_setup *s, int c, const char *arg, char *err,
+			size_t errlen)
+{
+	switch (c) {
+	case 'c': s->config = arg; return 0;
+	case 'f':
+		if (npa_flavor_find(arg) == NULL) {
+			snprintf(err, errlen, "unknown flavor '%s' (npu or cuda)", arg);
+			return -EINVAL;
+		}
+		s->flavor = arg;
+		return 0;
+	case 'C':
+		if (npa_parse_size(arg, &s->capacity) != 0 || s->capacity == 0) {
+			snprintf(err, errlen, "bad device capacity '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'd':
+		if (parse_devices(arg, &s->devices) != 0) {
+			snprintf(err, errlen, "bad device count '%s' (1..%d)", arg, NPUSIM_MAX_DEVICES);
+			return -EINVAL;
+		}
+		return 0;
+	case 'P': return add_plugin_dir(s->plugin_dirs, sizeof(s->plugin_dirs), arg, err, errlen);
+	default: return 1;
+	}
+}
 
 int replay_setup_config(const struct replay_setup *s, int trace_max_device,
 			struct nmfs_config *cfg, char *err, size_t errlen)
@@ -30,6 +95,8 @@ int replay_setup_config(const struct replay_setup *s, int trace_max_device,
 		cfg->device_count = s->devices;
 	else if (!s->config && trace_max_device + 1 > cfg->device_count)
 		cfg->device_count = trace_max_device + 1;
+	if (s->plugin_dirs[0])
+		snprintf(cfg->plugin_dirs, sizeof(cfg->plugin_dirs), "%s", s->plugin_dirs);
 	return 0;
 }
 
@@ -47,33 +114,14 @@ int replay_setup_conf(const struct nmfs_config *cfg, const char *alloc_conf,
 	return rc;
 }
 
-int replay_setup_plugin_dir(char *dirs, size_t size, const char *dir, char *err,
-			    size_t errlen)
-{
-	char abs[PATH_MAX];
-	size_t len = strlen(dirs);
-
-	if (realpath(dir, abs) == NULL) {
-		snprintf(err, errlen, "--plugin-dir %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (len + 1 + strlen(abs) + 1 > size) {
-		snprintf(err, errlen, "--plugin-dir: too many folders");
-		return -ENAMETOOLONG;
-	}
-	snprintf(dirs + len, size - len, "%s%s", len ? "," : "", abs);
-	return 0;
-}
-
 int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
-			const char *plugin_dirs, const char *spec, struct sw **out, char *err,
-			size_t errlen)
+			const char *spec, struct sw **out, char *err, size_t errlen)
 {
 	char host[PATH_MAX];
 	struct sw_options opt = {
 		.caching = caching,
 		.device_count = cfg->device_count,
-		.plugin_dirs = plugin_dirs,
+		.plugin_dirs = cfg->plugin_dirs,
 		.plugin_host = cfg->plugin_in_process ? NULL : host,
 		.plugin_timeout_ms = cfg->plugin_timeout_ms,
 		.plugin_blocks = &npa_block_handle_api,

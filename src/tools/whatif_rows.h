@@ -48,7 +48,6 @@ struct whatif_result {
 struct whatif_env {
 	struct nmfs_config cfg;      /* the machine and the ini's alloc_conf */
 	const struct wl_trace *trace;
-	const char *plugin_dirs;     /* for --plugin rows */
 	bool min_capacity;
 	uint64_t largest_request;    /* the floor of the capacity search */
 	size_t curve_every;          /* events a point of the SVG's curves; 0: none */

@@ -46,8 +46,7 @@ static int start_allocator(struct rig *g, const struct nmfs_config *cfg, char *e
 static int start_plugin(struct rig *g, const struct nmfs_config *cfg, char *err,
 			size_t errlen)
 {
-	return replay_setup_switch(cfg, g->alloc, g->env->plugin_dirs, g->s->text, &g->sw, err,
-				   errlen);
+	return replay_setup_switch(cfg, g->alloc, g->s->text, &g->sw, err, errlen);
 }
 
 static void rig_down(struct rig *g)

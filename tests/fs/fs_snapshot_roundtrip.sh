@@ -9,14 +9,6 @@
 command -v python3 >/dev/null || skip "python3 is not installed"
 S2T=${S2T:?S2T must name contrib/snapshot2trace/snapshot2trace.py}
 
-wait_done() {
-	for _ in $(seq 400); do
-		grep -q '^state: done$' "$MNT/workload/replay" && return 0
-		sleep 0.05
-	done
-	fail "replay did not finish: $(cat "$MNT/workload/replay")"
-}
-
 # record_stream traffic on three streams, with syncs between the uses and
 # the frees, so many frees complete later and several at one alloc.
 python3 - "$WORK/run.trace" <<'PY'
@@ -42,7 +34,7 @@ PY
 record() { # trace pickle
 	echo all >"$MNT/ctl/record_memory_history"
 	echo "$1" >"$MNT/workload/replay" || fail "starting the replay of $1"
-	wait_done
+	wait_state done
 	cp "$MNT/snapshot/device0.pickle" "$2"
 }
 

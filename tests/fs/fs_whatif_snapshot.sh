@@ -33,11 +33,7 @@ PY
 mount_fs
 echo all >"$MNT/ctl/record_memory_history"
 echo "$WORK/run.trace" >"$MNT/workload/replay" || fail "starting the replay"
-for _ in $(seq 400); do
-	grep -q '^state: done$' "$MNT/workload/replay" && break
-	sleep 0.05
-done
-grep -q '^state: done$' "$MNT/workload/replay" || fail "the replay did not finish"
+wait_state done
 cp "$MNT/snapshot/device0.pickle" "$WORK/run.pickle"
 stop_fs
 

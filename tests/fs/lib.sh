@@ -87,9 +87,10 @@ expect_fail() {
 	esac
 }
 
-# Wait up to 10 s for workload/replay to say "state: $1".
+# Wait up to 20 s for workload/replay to say "state: $1" (a replay that
+# records every event's stack, under a sanitizer, takes seconds).
 wait_state() { # state
-	for _ in $(seq 200); do
+	for _ in $(seq 400); do
 		grep -q "^state: $1$" "$MNT/workload/replay" && return 0
 		sleep 0.05
 	done
