@@ -96,12 +96,13 @@ static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_o
 	return rc;
 }
 
-/* The capacity search's probe: a replay that stops at the first OOM. */
+/* The capacity search's probe: a replay that stops at the first OOM. A
+ * machine that could not be set up ran no event. */
 static int runs_at(void *ctx, uint64_t capacity, char *err, size_t errlen)
 {
 	struct rig *g = ctx;
 	const struct wl_whatif_opts opt = { .stop_at_oom = true, .device = g->env->device };
-	struct wl_whatif_row row;
+	struct wl_whatif_row row = { 0 };
 	int rc = measure_at(g, capacity, &opt, &row, err, errlen);
 
 	g->probe_events += row.events;
