@@ -102,9 +102,7 @@ struct Pin {
   void* ctx = nullptr;
 };
 
-struct Refused {
-  std::string what;
-};
+using upstream::Refused;
 
 struct Replay {
   std::vector<c10::cuda::CUDAStream> pool;  // pool[S - 1] is trace stream S
@@ -402,21 +400,7 @@ int main(int argc, char** argv) {
   c10::cuda::_internal::setHasPrimaryContext([](c10::DeviceIndex) { return true; });
   alloc::init(1);
   Replay r;
-  for (std::string text; std::getline(trace, text);) {
-    r.line++;
-    try {
-      upstream::run_line(r, text);
-    } catch (const Refused& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_replay: line " << r.line << ": " << e.what << "\n";
-      std::_Exit(1);
-    } catch (const c10::Error& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_replay: line " << r.line << ": " << e.what_without_backtrace()
-                << "\n";
-      std::_Exit(1);
-    }
-  }
+  upstream::run_trace(r, trace, "upstream_replay");
   print_stats();
   const auto segs = alloc::snapshot().segments;
   print_pools(r, segs);
