@@ -14,9 +14,24 @@
 #include <string>
 #include <vector>
 
-#include "replay_report.h"
-
 namespace upstream {
+
+// The value of a KEY=N field, or -1 when the field is not KEY's.
+inline long option(const std::string& field, const char* key) {
+  std::string k = std::string(key) + "=";
+  if (field.compare(0, k.size(), k) != 0)
+    return -1;
+  return std::stol(field.substr(k.size()));
+}
+
+// The text of the first KEY=... field from f[from], or "".
+inline std::string text_option(const std::vector<std::string>& f, size_t from, const char* key) {
+  std::string k = std::string(key) + "=";
+  for (size_t i = from; i < f.size(); i++)
+    if (f[i].compare(0, k.size(), k) == 0)
+      return f[i].substr(k.size());
+  return "";
+}
 
 // The line's words, less a comment.
 inline std::vector<std::string> fields(const std::string& text) {
