@@ -334,25 +334,21 @@ long stream_option(const std::vector<std::string>& f, size_t from) {
   return s.empty() ? 0 : std::stol(s);
 }
 
-void run_host_line(Replay& r, const std::vector<std::string>& f) {
-  const std::string& cmd = f[0];
-  if (cmd == "pin") {
-    r.pin(f.at(1), std::stoull(f.at(2)), stream_option(f, 3));
-  } else if (cmd == "unpin") {
-    r.unpin(f.at(1));
-  } else if (cmd == "copy") {
-    r.copy(f.at(1), std::stol(f.at(2)));
-  } else if (cmd == "host_empty_cache") {
-    if (r.host)
-      r.host->empty_cache();
-  } else {
-    r.bad("unsupported line: " + cmd);
-  }
-}
-
 // Pinned memory lines, or bad input.
 void Replay::other_line(const std::vector<std::string>& f) {
-  run_host_line(*this, f);
+  const std::string& cmd = f[0];
+  if (cmd == "pin") {
+    pin(f.at(1), std::stoull(f.at(2)), stream_option(f, 3));
+  } else if (cmd == "unpin") {
+    unpin(f.at(1));
+  } else if (cmd == "copy") {
+    copy(f.at(1), std::stol(f.at(2)));
+  } else if (cmd == "host_empty_cache") {
+    if (host)
+      host->empty_cache();
+  } else {
+    bad("unsupported line: " + cmd);
+  }
 }
 
 // torch/csrc/cuda/Module.cpp memoryStats, flattened as torch.cuda.memory_stats.
