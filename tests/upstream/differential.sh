@@ -123,52 +123,33 @@ echo "traces: $device_count device, $pools_count with private pools, $host_count
 # Traces nNNNN and qNNNN are the npu flavor's.
 is_npu() { case ${1##*/} in n[0-9]* | q[0-9]*) return 0 ;; esac; return 1; }
 
-# upstream_npu_replay's report, as run_upstream's.
-run_upstream_npu() {
-	local rc=0
-	NPUSIM_CAPACITY=$1 PYTORCH_NPU_ALLOC_CONF=$2 "$upstream_npu" "$3" >"$3.raw" 2>"$3.err" || rc=$?
-	LC_ALL=C sort "$3.raw"
-	return "$rc"
-}
-
-# Ours for the npu flavor, as run_ours; less the keys torch_npu 2.6.0's
-# memory_stats does not have (later torch_npu added them, and the npu
-# flavor follows it): num_device_alloc, num_device_free,
-# num_sync_all_streams, num_oom_rejections.
-run_ours_npu() {
-	local capacity=$1 conf=$2 t=$3 rc=0
-	for format in stats snapshot; do
-		"$replay" --flavor npu --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
-			--format $format "$t" >"$t.$format" 2>"$t.ours_err" || rc=$?
-		if [ "$rc" -eq 1 ] && grep -q "^$t:[0-9]*: " "$t.ours_err"; then
-			sed -n "s|^$t:\([0-9]*\): .*|refused at line \1|p" "$t.ours_err" | head -n 1
-			return 0
-		fi
-		[ "$rc" -eq 0 ] || return "$rc"
-	done
-	{ grep -Ev '^(num_device_alloc|num_device_free|num_sync_all_streams|num_oom_rejections) ' \
-		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"; } | LC_ALL=C sort
-}
-
 # Upstream's report: its stats, pool keys and segment lines, sorted; or
-# the line at which it refused a call (status 1).
+# the line at which it refused a call (status 1). The npu traces go to
+# upstream_npu_replay, the others to upstream_replay.
 run_upstream() {
-	if is_npu "$3"; then run_upstream_npu "$@"; return; fi
-	local rc=0
-	FAKECUDA_CAPACITY=$1 PYTORCH_CUDA_ALLOC_CONF=$2 "$upstream" "$3" >"$3.raw" 2>"$3.err" || rc=$?
+	local rc=0 run=(env FAKECUDA_CAPACITY="$1" PYTORCH_CUDA_ALLOC_CONF="$2" "$upstream")
+	is_npu "$3" && run=(env NPUSIM_CAPACITY="$1" PYTORCH_NPU_ALLOC_CONF="$2" "$upstream_npu")
+	"${run[@]}" "$3" >"$3.raw" 2>"$3.err" || rc=$?
 	LC_ALL=C sort "$3.raw"
 	return "$rc"
 }
 
 # Ours, the same: --format stats then the snapshot's segments, and for a
 # trace with pins --format pins; a replay stopped by a refusal prints
-# "refused at line N", as upstream_replay.
+# "refused at line N", as upstream_replay. Host timings are durations,
+# never equal twice; the requested bytes are the replay's own count. The
+# npu flavor leaves out the keys torch_npu 2.6.0's memory_stats does not
+# have (later torch_npu added them, and the npu flavor follows it).
 run_ours() {
-	if is_npu "$3"; then run_ours_npu "$@"; return; fi
-	local capacity=$1 conf=$2 t=$3 rc=0 pins=
-	grep -q '^pin ' "$t" && pins=pins
+	local capacity=$1 conf=$2 t=$3 rc=0 pins= flavor=cuda
+	local skip='^host_memory_stats\.host_(alloc|free)_time\.(avg|max|min|total) |^pinned_requested_bytes'
+	if is_npu "$t"; then
+		flavor=npu skip='^(num_device_alloc|num_device_free|num_sync_all_streams|num_oom_rejections) '
+	elif grep -q '^pin ' "$t"; then
+		pins=pins
+	fi
 	for format in stats snapshot $pins; do
-		"$replay" --flavor cuda --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
+		"$replay" --flavor $flavor --device-capacity "$capacity" ${conf:+--alloc-conf "$conf"} \
 			--format $format "$t" >"$t.$format" 2>"$t.ours_err" || rc=$?
 		if [ "$rc" -eq 1 ] && grep -q "^$t:[0-9]*: " "$t.ours_err"; then
 			sed -n "s|^$t:\([0-9]*\): .*|refused at line \1|p" "$t.ours_err" | head -n 1
@@ -176,10 +157,7 @@ run_ours() {
 		fi
 		[ "$rc" -eq 0 ] || return "$rc"
 	done
-	# Host timings are durations, never equal twice; the requested bytes
-	# are the replay's own count.
-	{ grep -Ev '^host_memory_stats\.host_(alloc|free)_time\.(avg|max|min|total) |^pinned_requested_bytes' \
-		"$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"
+	{ grep -Ev "$skip" "$t.stats" || true; python3 "$here/segment_lines.py" <"$t.snapshot"
 	  [ -z "$pins" ] || cat "$t.pins"; } | LC_ALL=C sort
 }
 
@@ -240,7 +218,7 @@ check_case() {
 export upstream replay here traces
 export -f run_upstream run_ours check_case
 export upstream_npu
-export -f is_npu run_upstream_npu run_ours_npu
+export -f is_npu
 xargs -P "$(nproc)" -L 1 bash -c 'check_case "$@"' _ <"$traces/cases"
 
 declare -A passed failed

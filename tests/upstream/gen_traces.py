@@ -231,10 +231,12 @@ class Pools:
     def graph_reset(self):
         done = [g for g, k in self.graphs.items() if k and self.may_drop(k)]
         if done:
-            g = self.rng.choice(done)
-            self.use[self.graphs[g]] -= 1
-            self.graphs[g] = None
-            self.dev.lines.append(f"graph_reset {g}")
+            self.graph_reset_named(self.rng.choice(done))
+
+    def graph_reset_named(self, g):
+        self.use[self.graphs[g]] -= 1
+        self.graphs[g] = None
+        self.dev.lines.append(f"graph_reset {g}")
 
     def mempool_create(self):
         m = self.fresh("m")
@@ -264,10 +266,12 @@ class Pools:
         # events, which asserts that no capture is under way.
         ok = [m for m, k in self.mempools.items() if self.use[k] == 1 and self.may_drop(k)]
         if ok and not self.busy():
-            m = self.rng.choice(ok)
-            del self.mempools[m]
-            self.use[m] = 0
-            self.dev.lines.append(f"mempool_release {m}")
+            self.mempool_release_named(self.rng.choice(ok))
+
+    def mempool_release_named(self, m):
+        del self.mempools[m]
+        self.use[m] = 0
+        self.dev.lines.append(f"mempool_release {m}")
 
     def step(self):
         r = self.rng.random()
@@ -298,18 +302,11 @@ class Pools:
             self.mempool_end(m)
         for g in [g for g, k in self.graphs.items() if k]:
             if self.may_drop(self.graphs[g]):
-                self.use[self.graphs[g]] -= 1
-                self.graphs[g] = None
-                self.dev.lines.append(f"graph_reset {g}")
+                self.graph_reset_named(g)
         for m in [m for m, k in self.mempools.items() if self.use[k] == 1]:
             if self.may_drop(m):
                 self.mempool_release_named(m)
         self.dev.lines.append("empty_cache")
-
-    def mempool_release_named(self, m):
-        del self.mempools[m]
-        self.use[m] = 0
-        self.dev.lines.append(f"mempool_release {m}")
 
 
 def pin_size(rng):
@@ -437,21 +434,26 @@ def npu_pools_trace(rng, steps, conf):
     return pools_trace(rng, steps, conf, NpuPools)
 
 
+def write_traces(rng, out, prefix, count, make, steps, capacities, confs):
+    """COUNT traces PREFIXNNNN in OUT, each on a device of one of
+    CAPACITIES GiB with the alloc conf its number picks; their cases lines."""
+    cases = []
+    for i in range(count):
+        name = f"{prefix}{i:04d}.trace"
+        capacity = rng.choice(capacities) << 30
+        conf = confs[i % len(confs)]
+        with open(os.path.join(out, name), "w") as f:
+            f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
+        cases.append(f"{name} {capacity} {conf}")
+    return cases
+
+
 def npu_cases(rng, out, ndevice, npools):
     """The npu flavor's traces, nNNNN (device) and qNNNN (pools), made
     after the cuda ones so that those stay the same for a seed."""
-    cases = []
-    kinds = [("n", ndevice, device_trace, (300, 900)), ("q", npools, npu_pools_trace, (200, 600))]
-    for prefix, count, make, steps in kinds:
-        for i in range(count):
-            name = f"{prefix}{i:04d}.trace"
-            capacity = rng.choice([1, 2, 3, 4] if prefix == "n" else [4, 6, 8]) << 30
-            confs = NPU_CONFS if prefix == "n" else NPU_POOL_CONFS
-            conf = confs[i % len(confs)]
-            with open(os.path.join(out, name), "w") as f:
-                f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
-            cases.append(f"{name} {capacity} {conf}")
-    return cases
+    return (write_traces(rng, out, "n", ndevice, device_trace, (300, 900), [1, 2, 3, 4], NPU_CONFS)
+            + write_traces(rng, out, "q", npools, npu_pools_trace, (200, 600), [4, 6, 8],
+                           NPU_POOL_CONFS))
 
 
 def main(argv):
@@ -462,13 +464,7 @@ def main(argv):
     kinds = [("d", ndevice, device_trace, (300, 900)), ("p", npools, pools_trace, (200, 600)),
              ("h", nhost, host_trace, (100, 400))]
     for prefix, count, make, steps in kinds:
-        for i in range(count):
-            name = f"{prefix}{i:04d}.trace"
-            capacity = rng.choice([1, 2, 3, 4]) << 30
-            conf = CONFS[i % len(CONFS)]
-            with open(os.path.join(out, name), "w") as f:
-                f.write("\n".join(make(rng, rng.randint(*steps), conf)) + "\n")
-            cases.append(f"{name} {capacity} {conf}")
+        cases += write_traces(rng, out, prefix, count, make, steps, [1, 2, 3, 4], CONFS)
     if len(argv) > 7:
         cases += npu_cases(rng, out, int(argv[6]), int(argv[7]))
     with open(os.path.join(out, "cases"), "w") as f:

@@ -1,8 +1,8 @@
-// replay_report.h - what upstream_replay (PyTorch's allocator) and
-// upstream_npu_replay (torch_npu's) share: a trace line's fields, and the
-// report as npumem-replay prints it (memory_stats keys, graph_pools keys,
-// one "segment ..." line a snapshot segment). Templates, since each
-// upstream has its own types of the same shape.
+// replay_report.h - the report upstream_replay (PyTorch's allocator) and
+// upstream_npu_replay (torch_npu's) print as npumem-replay prints it
+// (memory_stats keys, graph_pools keys, one "segment ..." line a snapshot
+// segment). Templates, since each upstream has its own types of the same
+// shape.
 #pragma once
 
 #include <cstdint>
@@ -14,23 +14,6 @@
 #include <vector>
 
 namespace upstream {
-
-// The value of a KEY=N field, or -1 when the field is not KEY's.
-inline long option(const std::string& field, const char* key) {
-  std::string k = std::string(key) + "=";
-  if (field.compare(0, k.size(), k) != 0)
-    return -1;
-  return std::stol(field.substr(k.size()));
-}
-
-// The text of the first KEY=... field from f[from], or "".
-inline std::string text_option(const std::vector<std::string>& f, size_t from, const char* key) {
-  std::string k = std::string(key) + "=";
-  for (size_t i = from; i < f.size(); i++)
-    if (f[i].compare(0, k.size(), k) == 0)
-      return f[i].substr(k.size());
-  return "";
-}
 
 // The memory_stats keys both upstreams have, flattened as
 // torch.cuda.memory_stats and torch.npu.memory_stats flatten them.

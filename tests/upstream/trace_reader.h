@@ -1,16 +1,37 @@
 // trace_reader.h - a trace line (contrib/man/npumemfs-trace.5) as the call
 // it makes, for upstream_replay and upstream_npu_replay alike: each driver
 // is a type R with one method a command, run_line reads the fields and
-// calls it. Lines of no command here go to R::other_line.
+// calls it. Lines of no command here go to R::other_line; run_trace runs
+// a whole trace and stops at a call upstream refuses.
 #pragma once
 
+#include <c10/util/Exception.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <istream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "replay_report.h"
-
 namespace upstream {
+
+// The value of a KEY=N field, or -1 when the field is not KEY's.
+inline long option(const std::string& field, const char* key) {
+  std::string k = std::string(key) + "=";
+  if (field.compare(0, k.size(), k) != 0)
+    return -1;
+  return std::stol(field.substr(k.size()));
+}
+
+// The text of the first KEY=... field from f[from], or "".
+inline std::string text_option(const std::vector<std::string>& f, size_t from, const char* key) {
+  std::string k = std::string(key) + "=";
+  for (size_t i = from; i < f.size(); i++)
+    if (f[i].compare(0, k.size(), k) == 0)
+      return f[i].substr(k.size());
+  return "";
+}
 
 // The line's words, less a comment.
 inline std::vector<std::string> fields(const std::string& text) {
@@ -85,6 +106,34 @@ void run_line(R& r, const std::string& text) {
     r.fraction(std::stod(f.at(1)));
   else if (!run_pool_line(r, f))
     r.other_line(f);
+}
+
+// A call the driver knows upstream refuses, and upstream's message.
+struct Refused {
+  std::string what;
+};
+
+// "refused at line N" on stdout and status 1, as npumem-replay stops.
+[[noreturn]] inline void refuse(const char* prog, long line, const std::string& why) {
+  std::cout << "refused at line " << line << "\n";
+  std::cerr << prog << ": line " << line << ": " << why << "\n";
+  std::_Exit(1);
+}
+
+// Each line of the trace, r.line its number; an OutOfMemoryError is the
+// driver's to catch, any other upstream error a refusal.
+template <class R>
+void run_trace(R& r, std::istream& trace, const char* prog) {
+  for (std::string text; std::getline(trace, text);) {
+    r.line++;
+    try {
+      run_line(r, text);
+    } catch (const Refused& e) {
+      refuse(prog, r.line, e.what);
+    } catch (const c10::Error& e) {
+      refuse(prog, r.line, e.what_without_backtrace());
+    }
+  }
 }
 
 }  // namespace upstream

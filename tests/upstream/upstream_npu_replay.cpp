@@ -78,9 +78,7 @@ struct Capture {
   Graph g;
 };
 
-struct Refused {
-  std::string what;
-};
+using upstream::Refused;
 
 struct Replay {
   std::vector<c10_npu::NPUStream> pool;     // pool[S - 1] is trace stream S
@@ -346,20 +344,7 @@ int main(int argc, char** argv) {
   NPU_CHECK_ERROR(c10_npu::SetDevice(0));
   alloc::init();
   Replay r;
-  for (std::string text; std::getline(trace, text);) {
-    r.line++;
-    try {
-      upstream::run_line(r, text);
-    } catch (const Refused& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_npu_replay: line " << r.line << ": " << e.what << "\n";
-      std::_Exit(1);
-    } catch (const c10::Error& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_npu_replay: line " << r.line << ": " << e.what_without_backtrace() << "\n";
-      std::_Exit(1);
-    }
-  }
+  upstream::run_trace(r, trace, "upstream_npu_replay");
   print_stats();
   const auto segs = alloc::snapshot().segments;
   print_pools(r, segs);

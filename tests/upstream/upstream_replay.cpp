@@ -102,9 +102,7 @@ struct Pin {
   void* ctx = nullptr;
 };
 
-struct Refused {
-  std::string what;
-};
+using upstream::Refused;
 
 struct Replay {
   std::vector<c10::cuda::CUDAStream> pool;  // pool[S - 1] is trace stream S
@@ -336,25 +334,21 @@ long stream_option(const std::vector<std::string>& f, size_t from) {
   return s.empty() ? 0 : std::stol(s);
 }
 
-void run_host_line(Replay& r, const std::vector<std::string>& f) {
-  const std::string& cmd = f[0];
-  if (cmd == "pin") {
-    r.pin(f.at(1), std::stoull(f.at(2)), stream_option(f, 3));
-  } else if (cmd == "unpin") {
-    r.unpin(f.at(1));
-  } else if (cmd == "copy") {
-    r.copy(f.at(1), std::stol(f.at(2)));
-  } else if (cmd == "host_empty_cache") {
-    if (r.host)
-      r.host->empty_cache();
-  } else {
-    r.bad("unsupported line: " + cmd);
-  }
-}
-
 // Pinned memory lines, or bad input.
 void Replay::other_line(const std::vector<std::string>& f) {
-  run_host_line(*this, f);
+  const std::string& cmd = f[0];
+  if (cmd == "pin") {
+    pin(f.at(1), std::stoull(f.at(2)), stream_option(f, 3));
+  } else if (cmd == "unpin") {
+    unpin(f.at(1));
+  } else if (cmd == "copy") {
+    copy(f.at(1), std::stol(f.at(2)));
+  } else if (cmd == "host_empty_cache") {
+    if (host)
+      host->empty_cache();
+  } else {
+    bad("unsupported line: " + cmd);
+  }
 }
 
 // torch/csrc/cuda/Module.cpp memoryStats, flattened as torch.cuda.memory_stats.
@@ -402,21 +396,7 @@ int main(int argc, char** argv) {
   c10::cuda::_internal::setHasPrimaryContext([](c10::DeviceIndex) { return true; });
   alloc::init(1);
   Replay r;
-  for (std::string text; std::getline(trace, text);) {
-    r.line++;
-    try {
-      upstream::run_line(r, text);
-    } catch (const Refused& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_replay: line " << r.line << ": " << e.what << "\n";
-      std::_Exit(1);
-    } catch (const c10::Error& e) {
-      std::cout << "refused at line " << r.line << "\n";
-      std::cerr << "upstream_replay: line " << r.line << ": " << e.what_without_backtrace()
-                << "\n";
-      std::_Exit(1);
-    }
-  }
+  upstream::run_trace(r, trace, "upstream_replay");
   print_stats();
   const auto segs = alloc::snapshot().segments;
   print_pools(r, segs);
