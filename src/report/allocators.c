@@ -29,8 +29,9 @@ static void allocator(struct sbuf *out, const struct sw_info *a)
 
 	gmtime_r(&a->since, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	sbuf_printf(out, "%s %s\n", a->current ? "current" : a->kept ? "loaded" : "retired",
-		    a->name);
+	/* A plug-in that faulted is retired though a "load" still holds it. */
+	sbuf_printf(out, "%s %s\n", a->current ? "current"
+		    : a->kept && !a->faulted ? "loaded" : "retired", a->name);
 	if (a->kind == SW_PLUGIN) {
 		sbuf_printf(out, "  path %s\n  alloc %s\n  free %s\n  hooks ",
 			    a->path, a->alloc_name, a->free_name);

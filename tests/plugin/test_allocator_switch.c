@@ -795,6 +795,35 @@ static void a_mempool_plugin_pointer_into_another_plugins_block_is_refused(void 
 	unsetenv("FAULTY_STEAL");
 }
 
+/*
+ * A MemPool's plug-in that crashes inside a caching allocation (the
+ * caching allocator current, the pool's scope routing the request to it)
+ * is retired at that call: the owner is told then, not at some later
+ * call, and the device's memory and accounting are unchanged.
+ */
+static void a_mempool_plugin_crashing_inside_a_caching_allocation_is_retired_at_once(void **state)
+{
+	void *q = (void *)1;
+	struct npa_stats before, after;
+	(void)state;
+
+	assert_int_equal(sw_write(sw, load_spec("faulty.so", "faulty_raise_alloc faulty_free"),
+				  err, sizeof(err)), 0);
+	struct npa_pool_id id = plugin_pool("plugin1");
+	assert_int_equal(npa_get_stats(npa, 0, &before), 0);
+	assert_true(sw_is_caching(sw));
+	assert_int_equal(sw_malloc(sw, 0, 4096, NULL, &q, err, sizeof(err)), -EFAULT);
+	assert_null(q);
+	assert_string_equal(fault_name, "plugin1");
+	assert_non_null(strstr(fault_what, "retired, never called again"));
+	assert_true(listed("retired plugin1\n"));
+	assert_int_equal(npa_get_stats(npa, 0, &after), 0);
+	assert_int_equal(after.reserved_bytes[NPA_STAT_ALL].current,
+			 before.reserved_bytes[NPA_STAT_ALL].current);
+	assert_int_equal(sw_check(sw, 0, err, sizeof(err)), 0);
+	plugin_pool_gone(id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +856,7 @@ int main(void)
 		T(a_mempool_plugin_lends_segments_and_keeps_loaded_while_they_live),
 		T(a_mempool_plugin_pointer_into_a_caching_segment_is_refused),
 		T(a_mempool_plugin_pointer_into_another_plugins_block_is_refused),
+		T(a_mempool_plugin_crashing_inside_a_caching_allocation_is_retired_at_once),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

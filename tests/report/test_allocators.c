@@ -141,6 +141,21 @@ static void a_plugin_loaded_beside_the_current_one_is_listed_as_loaded(void **st
 	sbuf_release(&out);
 }
 
+/* A fault retires it even while a "load" holds it: never called again. */
+static void a_loaded_plugin_that_faulted_is_listed_as_retired(void **state)
+{
+	struct sw_info all[] = { caching(true, 0, 0), arena(false, 0, 0) };
+	struct sbuf out;
+
+	(void)state;
+	all[1].kept = true;
+	all[1].faulted = true;
+	sbuf_init(&out);
+	assert_int_equal(report_allocators(&out, all, 2, 0), 0);
+	assert_non_null(strstr(out.data, "\nretired plugin1\n  path /opt/plugins/arena.so\n"));
+	sbuf_release(&out);
+}
+
 static void a_retired_plugin_serving_a_mempool_shows_its_segments(void **state)
 {
 	struct sw_info all[] = { caching(true, 0, 0), arena(false, 0, 0) };
@@ -166,6 +181,7 @@ int main(void)
 		cmocka_unit_test(a_plugin_loaded_without_hooks_says_none),
 		cmocka_unit_test(a_retired_allocator_holding_no_blocks_is_left_out),
 		cmocka_unit_test(a_plugin_loaded_beside_the_current_one_is_listed_as_loaded),
+		cmocka_unit_test(a_loaded_plugin_that_faulted_is_listed_as_retired),
 		cmocka_unit_test(a_retired_plugin_serving_a_mempool_shows_its_segments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

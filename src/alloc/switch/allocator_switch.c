@@ -298,14 +298,11 @@ static int own(struct sw *sw, struct sw_entry *e, void **ptr, size_t size, char 
 	return 0;
 }
 
-/* Allocate from `e`, pinned by the caller; a plug-in's block is mapped to
- * it, the caching allocator's needs no record. */
-static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
-			 aclrtStream stream, void **ptr, char *err, size_t errlen)
+/* What follows a call on `e` that returned `rc`: a fault noted, a
+ * plug-in's block mapped to it (the caching allocator's needs no record). */
+static int malloc_answered(struct sw *sw, struct sw_entry *e, int rc, void **ptr, size_t size,
+			   char *err, size_t errlen)
 {
-	/* The caching allocator called directly: every daemon allocation. */
-	int rc = e == &sw->caching ? npa_malloc(sw->npa, device, size, stream, ptr, err, errlen)
-				   : e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
 	char what[8];
 
 	/* A plug-in that never returned fails the allocation with ENOMEM. */
@@ -319,10 +316,42 @@ static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t s
 	return own(sw, e, ptr, size, err, errlen);
 }
 
+/* Allocate from `e`, pinned by the caller. */
+static int malloc_pinned(struct sw *sw, struct sw_entry *e, int device, size_t size,
+			 aclrtStream stream, void **ptr, char *err, size_t errlen)
+{
+	int rc = e == &sw->caching ? npa_malloc(sw->npa, device, size, stream, ptr, err, errlen)
+				   : e->a.ops->malloc(e->a.self, device, size, stream, ptr, err, errlen);
+
+	return malloc_answered(sw, e, rc, ptr, size, err, errlen);
+}
+
+/* The caching allocator's answer was not a plain success, or a plug-in
+ * waits to be unloaded: the whole of what a call's end does. */
+static __attribute__((noinline)) int caching_malloc_end(struct sw *sw, int rc, void **ptr,
+							size_t size, char *err, size_t errlen)
+{
+	rc = malloc_answered(sw, &sw->caching, rc, ptr, size, err, errlen);
+	sw_release(sw, &sw->caching);
+	return rc;
+}
+
+/* With the caching allocator current (every daemon allocation), one call
+ * and two loads: it needs no pin, and its success no record. */
 int sw_malloc(struct sw *sw, int device, size_t size, aclrtStream stream,
 	      void **ptr, char *err, size_t errlen)
 {
-	struct sw_entry *e = sw_pin_current(sw);
+	struct sw_entry *e = atomic_load_explicit(&sw->current, memory_order_acquire);
+
+	if (e == &sw->caching) {
+		int rc = npa_malloc(sw->npa, device, size, stream, ptr, err, errlen);
+
+		if (__builtin_expect(rc != 0 || atomic_load_explicit(&sw->unloading_set,
+								     memory_order_relaxed), 0))
+			return caching_malloc_end(sw, rc, ptr, size, err, errlen);
+		return 0;
+	}
+	e = sw_pin_current(sw);
 	int rc = malloc_pinned(sw, e, device, size, stream, ptr, err, errlen);
 
 	sw_release(sw, e);

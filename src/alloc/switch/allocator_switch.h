@@ -84,6 +84,7 @@ struct sw_info {
 	size_t nhooks;
 	time_t since;            /* loaded, or made current for caching */
 	bool kept;               /* loaded with "load", not yet unloaded */
+	bool faulted;            /* retired by a fault: never called again */
 	unsigned mempools;       /* MemPools whose allocator it is */
 	uint64_t live_blocks;    /* allocations made through the switch */
 	uint64_t live_bytes;

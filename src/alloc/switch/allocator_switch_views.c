@@ -206,6 +206,7 @@ static void fill_info(struct sw *sw, struct sw_entry *e, struct sw_info *info)
 	info->kind = SW_CACHING;
 	info->current = e == sw->current;
 	info->kept = e->kept;
+	info->faulted = e->fault_told;
 	info->mempools = e->mempools;
 	snprintf(info->name, sizeof(info->name), "%s", e->name);
 	info->since = e->since;
