@@ -119,6 +119,8 @@ static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
 		.start = env->cfg.capacity,
 		.limit = env->cfg.capacity > CAPACITY_LIMIT ? env->cfg.capacity : CAPACITY_LIMIT,
 		.page = env->cfg.page_size,
+		/* The row's replay at the configured capacity answers for it. */
+		.start_result = out->m.num_ooms == 0 ? WL_START_RUNS : WL_START_OOMS,
 	};
 
 	int rc;

@@ -121,6 +121,12 @@ int wl_min_capacity_find(const struct wl_capacity_probe *p,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/* The caller's replay at a start on a page answers for it. */
+	if (sr->start_result != WL_START_UNKNOWN && sr->start % sr->page == 0 &&
+	    sr->start / sr->page > 0) {
+		s.tried[0] = sr->start / sr->page;
+		s.ran[s.ntried++] = sr->start_result == WL_START_RUNS;
+	}
 	rc = bracket(&s, (sr->start + sr->page - 1) / sr->page, sr->limit / sr->page, &lo, &hi);
 	if (rc || hi == 0)
 		return rc;

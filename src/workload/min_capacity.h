@@ -22,17 +22,26 @@ struct wl_capacity_probe {
 	void *ctx;
 };
 
+enum wl_start_result {
+	WL_START_UNKNOWN = 0,
+	WL_START_RUNS,     /* no OOM at the start */
+	WL_START_OOMS,
+};
+
 struct wl_capacity_search {
 	uint64_t floor;  /* no capacity below it can run (the largest request) */
 	uint64_t start;  /* the first capacity tried: the configured one */
 	uint64_t limit;  /* the search doubles up to this, no further */
 	uint64_t page;   /* capacities are multiples of it */
+	/* What a replay the caller ran at `start` gave, so that the search
+	 * does not replay it again (a start off the page grid is run anyway). */
+	enum wl_start_result start_result;
 };
 
 struct wl_min_capacity {
 	uint64_t bytes;    /* the answer, verified by a run at it; 0: none up to the limit */
 	uint64_t smaller;  /* a smaller capacity that also runs, 0: none found */
-	unsigned probes;   /* replays run */
+	unsigned probes;   /* replays run (a start_result given is none) */
 };
 
 /* 0 with *out filled, or the probe's error. */

@@ -38,14 +38,21 @@ static int fake_runs(void *ctx, uint64_t capacity, char *err, size_t errlen)
 	return capacity >= f->need || (capacity >= f->window_lo && capacity < f->window_hi);
 }
 
-static int find(struct fake *f, uint64_t floor, uint64_t start, struct wl_min_capacity *out)
+static int find_known(struct fake *f, uint64_t floor, uint64_t start,
+		      enum wl_start_result known, struct wl_min_capacity *out)
 {
 	const struct wl_capacity_probe p = { .runs = fake_runs, .ctx = f };
 	const struct wl_capacity_search s = { .floor = floor, .start = start,
-					      .limit = 1ull << 40, .page = PAGE };
+					      .limit = 1ull << 40, .page = PAGE,
+					      .start_result = known };
 	char err[256] = "";
 
 	return wl_min_capacity_find(&p, &s, out, err, sizeof(err));
+}
+
+static int find(struct fake *f, uint64_t floor, uint64_t start, struct wl_min_capacity *out)
+{
+	return find_known(f, floor, start, WL_START_UNKNOWN, out);
 }
 
 /* 1000 MiB needed: 500 pages, found between the floor and 32 GiB. */
@@ -141,6 +148,37 @@ static void answer_that_fails_a_second_run_is_an_error(void **state)
 	assert_int_equal(find(&f, 0, 1000 * MiB, &m), -EPROTO);
 }
 
+/* The caller replayed the start already: the same answer, one replay fewer. */
+static void a_known_start_is_not_replayed(void **state)
+{
+	struct fake unknown = { .need = 1000 * MiB }, known = { .need = 1000 * MiB };
+	struct wl_min_capacity a, b;
+
+	(void)state;
+	assert_int_equal(find(&unknown, 3 * MiB, 32768 * MiB, &a), 0);
+	assert_int_equal(find_known(&known, 3 * MiB, 32768 * MiB, WL_START_RUNS, &b), 0);
+	assert_int_equal(b.bytes, a.bytes);
+	assert_int_equal(b.smaller, a.smaller);
+	assert_int_equal(known.calls, unknown.calls - 1);
+	assert_int_equal(b.probes, known.calls);
+}
+
+/* A start known to run out of memory sends the search up at once. */
+static void a_start_known_to_fail_doubles_without_a_replay(void **state)
+{
+	struct fake f = { .need = 3000 * MiB };
+	struct wl_min_capacity m;
+
+	(void)state;
+	assert_int_equal(find_known(&f, 0, 1024 * MiB, WL_START_OOMS, &m), 0);
+	assert_int_equal(m.bytes, 3000 * MiB);
+	/* 2048 (fails), 4096 (runs), then the bisection: 1024 was never run. */
+	struct fake again = { .need = 3000 * MiB };
+	struct wl_min_capacity n;
+	assert_int_equal(find(&again, 0, 1024 * MiB, &n), 0);
+	assert_int_equal(f.calls, again.calls - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +189,8 @@ int main(void)
 		cmocka_unit_test(floor_can_be_the_answer),
 		cmocka_unit_test(smaller_capacity_that_runs_is_reported),
 		cmocka_unit_test(answer_that_fails_a_second_run_is_an_error),
+		cmocka_unit_test(a_known_start_is_not_replayed),
+		cmocka_unit_test(a_start_known_to_fail_doubles_without_a_replay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
