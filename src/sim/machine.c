@@ -74,6 +74,23 @@ static char *map_aligned(uint64_t len, uint64_t page)
 	return base;
 }
 
+/* aclrtMalloc's address space: SIM_ADDRESS_FACTOR times the memory where
+ * the host can map that much (it costs no memory, only addresses), else
+ * the memory alone, as under ThreadSanitizer with very large devices. */
+static int map_address_space(struct sim_device *d)
+{
+	uint64_t factor = SIM_ADDRESS_FACTOR;
+
+	if (d->npages > UINT64_MAX / SIM_ADDRESS_FACTOR / d->page_size)
+		factor = 1;
+	for (;; factor = 1) {
+		d->va_pages = d->npages * factor;
+		d->base = map_aligned(d->va_pages * d->page_size, d->page_size);
+		if (d->base || factor == 1)
+			return d->base ? 0 : -ENOMEM;
+	}
+}
+
 static int device_open(struct sim_device *d, int index,
 		       const struct npusim_device_config *c)
 {
@@ -86,16 +103,15 @@ static int device_open(struct sim_device *d, int index,
 	d->phys_fd = -1;
 	d->default_stream.device = index;
 	d->default_stream.self = &d->default_stream;
-	d->base = map_aligned(d->npages * d->page_size, d->page_size);
-	if (!d->base)
+	if (map_address_space(d) < 0)
 		return -ENOMEM;
-	if (extent_map_init(&d->mem, d->npages) < 0) {
-		munmap(d->base, d->npages * d->page_size);
+	if (extent_map_init(&d->mem, d->va_pages) < 0) {
+		munmap(d->base, d->va_pages * d->page_size);
 		return -ENOMEM;
 	}
 	if (extent_map_init(&d->phys, d->npages) < 0) {
 		extent_map_destroy(&d->mem);
-		munmap(d->base, d->npages * d->page_size);
+		munmap(d->base, d->va_pages * d->page_size);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&d->lock, NULL);
@@ -106,7 +122,7 @@ static void device_close(struct sim_device *d)
 {
 	extent_map_destroy(&d->mem);
 	extent_map_destroy(&d->phys);
-	munmap(d->base, d->npages * d->page_size);
+	munmap(d->base, d->va_pages * d->page_size);
 	if (d->phys_fd >= 0)
 		close(d->phys_fd);
 	pthread_mutex_destroy(&d->lock);

@@ -230,6 +230,30 @@ static void freed_neighbours_merge_into_one_run(void **state)
 	aclrtFree(big);
 }
 
+/*
+ * A device maps its memory page by page: two free pages apart from each
+ * other hold a two-page allocation, whose bytes are all usable, and the
+ * device is then full.
+ */
+static void free_pages_apart_hold_one_allocation_of_them_all(void **state)
+{
+	void *p[4], *big, *more;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(aclrtMallocAlign32(&p[i], 2 * MiB, 0), ACL_SUCCESS);
+	assert_int_equal(aclrtFree(p[0]), ACL_SUCCESS);
+	assert_int_equal(aclrtFree(p[2]), ACL_SUCCESS);
+	assert_int_equal(aclrtMallocAlign32(&big, 4 * MiB, 0), ACL_SUCCESS);
+	assert_int_equal(used_bytes(0), 8 * MiB);
+	memset(big, 0x5a, 4 * MiB);
+	assert_int_equal(((unsigned char *)big)[4 * MiB - 1], 0x5a);
+	assert_int_equal(aclrtMallocAlign32(&more, 2 * MiB, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
+	aclrtFree(big);
+	aclrtFree(p[1]);
+	aclrtFree(p[3]);
+}
+
 static void written_bytes_read_back_and_vanish_after_free(void **state)
 {
 	unsigned char *p, *q;
@@ -438,6 +462,7 @@ int main(void)
 		SIM_TEST(simulated_latency_is_spent_and_counted, one_8mib_device),
 		SIM_TEST(best_fit_prefers_the_smallest_hole, one_16mib_device),
 		SIM_TEST(freed_neighbours_merge_into_one_run, one_8mib_device),
+		SIM_TEST(free_pages_apart_hold_one_allocation_of_them_all, one_8mib_device),
 		SIM_TEST(written_bytes_read_back_and_vanish_after_free, one_8mib_device),
 		SIM_TEST(a_32gib_malloc_on_a_64gib_device_costs_no_ram, one_64gib_device),
 		SIM_TEST(freeing_returns_touched_pages_to_the_os, one_128mib_device),

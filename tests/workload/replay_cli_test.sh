@@ -519,6 +519,18 @@ plugin_timeout_ends_the_replay)
 	grep -q "^t.trace:1: plug-in $PWD/own/pid.so faulted in loop_alloc: no return within 200 ms (plugin_timeout); its host was killed" err ||
 		fail "no timeout at line 1"
 	;;
+free_device_pages_apart_hold_a_new_segment)
+	# Four 22 MiB segments fill 88 of 100 MiB (a fifth OOMs); b and d go
+	# back to the device when a 42 MiB segment does not fit in the 12 MiB
+	# left, and their 44 MiB, apart from each other, hold it: a device maps
+	# its memory page by page, so free pages decide, not a free run of them.
+	printf 'alloc a 20MiB\nalloc b 20MiB\nalloc c 20MiB\nalloc d 20MiB\nalloc e 20MiB\nfree b\nfree d\nalloc big 40MiB\n' >t.trace
+	run --device-capacity 100MiB --format stats t.trace
+	expect_status 0
+	grep -qx 'num_ooms 1' out || fail "not the one OOM of the fifth segment"
+	grep -qx 'num_device_free 2' out || fail "b and d did not go back to the device"
+	grep -qx 'reserved_bytes.all.current 90177536' out || fail "a, c and big are not the 86 MiB reserved"
+	;;
 oom_fragmentation_says_why)
 	fragmentation_trace 32 >npu.trace
 	run --device-capacity 64MiB npu.trace
