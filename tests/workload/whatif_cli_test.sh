@@ -381,6 +381,15 @@ killed_replay_process_fails_its_row)
 	expect_field 0 failure "its replay process was killed by signal 9 (Killed)"
 	expect_field 1 peak_reserved_bytes 7751073792
 	;;
+plugin_whose_init_faults_fails_its_row)
+	run --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so faulty_alloc faulty_free init=faulty_init_crash" \
+		--plugin-dir "$plugin_dir" "$training"
+	expect_status 1
+	expect_field 0 peak_reserved_bytes 7751073792
+	field 1 failure | grep -q "^the init hook of $plugin_dir/faulty.so faulted: signal 11 (Segmentation fault) at 0x[0-9a-f]*; not loaded$" ||
+		fail "row 1 does not say its init hook faulted"
+	;;
 refused_plugin_spec_still_stops_everything)
 	run --alloc-conf "" --plugin "$plugin_dir/faulty.so nothere faulty_free" \
 		--plugin-dir "$plugin_dir" "$training"
