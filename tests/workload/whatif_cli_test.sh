@@ -390,6 +390,21 @@ plugin_whose_init_faults_fails_its_row)
 	field 1 failure | grep -q "^the init hook of $plugin_dir/faulty.so faulted: signal 11 (Segmentation fault) at 0x[0-9a-f]*; not loaded$" ||
 		fail "row 1 does not say its init hook faulted"
 	;;
+advice_counts_only_the_rows_that_ran)
+	expandable_trace
+	run --device-capacity 64MiB --alloc-conf "" --plugin "$crash" --plugin-dir "$plugin_dir" \
+		expand.trace
+	expect_status 1
+	tail -n 1 out | grep -qx "Every setting that ran runs out of memory at this capacity; --min-capacity finds how much each needs." ||
+		fail "the advice does not set the failed row apart"
+	;;
+merge_of_failed_rows_only_says_none_ran)
+	printf '{"index":0,"rows":1,"settings":"/p/x.so a f","flavor":"npu","plugin":true,"failed":true,"failure":"x.trace:3: it faulted"}\n' >only.jsonl
+	run --merge only.jsonl
+	expect_status 1
+	sed -n 2p out | grep -qxF "plugin /p/x.so a f  failed: x.trace:3: it faulted" || fail "the failed row"
+	tail -n 1 out | grep -qx "No setting's replay ran to its end." || fail "the advice is not that none ran"
+	;;
 refused_plugin_spec_still_stops_everything)
 	run --alloc-conf "" --plugin "$plugin_dir/faulty.so nothere faulty_free" \
 		--plugin-dir "$plugin_dir" "$training"
