@@ -10,6 +10,11 @@
  *     faulty_steal_alloc     returns the address in $FAULTY_STEAL (hex),
  *                            memory it never allocated (another's)
  *     faulty_segv_alloc      writes through a null pointer (a real crash)
+ *     faulty_segv_oom_alloc  a pass-through that writes through a null
+ *                            pointer when the device is out of memory
+ *                            instead of returning NULL: only a small
+ *                            enough device makes it crash
+ *     faulty_loop_alloc      never returns (plugin_timeout ends it)
  *     faulty_raise_alloc     raises SIGSEGV itself (the same, quiet under
  *                            valgrind, which reports the real one)
  *     faulty_abort_free      calls abort() (the free to use with faulty_alloc)
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <acl/acl_rt.h>
 
@@ -120,6 +126,24 @@ void *faulty_segv_alloc(ssize_t size, int device, aclrtStream stream)
 	(void)size, (void)device, (void)stream;
 	*nowhere = 1;
 	return NULL;
+}
+
+__attribute__((no_sanitize("address", "undefined")))
+void *faulty_segv_oom_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	void *p = faulty_alloc(size, device, stream);
+	volatile int *nowhere = NULL;
+
+	if (p == NULL)
+		*nowhere = 1;
+	return p;
+}
+
+void *faulty_loop_alloc(ssize_t size, int device, aclrtStream stream)
+{
+	(void)size, (void)device, (void)stream;
+	for (;;)
+		pause();
 }
 
 /* A memory_fraction hook that crashes (set_per_process_memory_fraction). */

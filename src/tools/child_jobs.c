@@ -103,29 +103,26 @@ static int spawn(struct pool *p, struct child *c, unsigned k)
 	return 0;
 }
 
-static int exit_status(pid_t pid)
+/* waitpid's status; a child that cannot be waited for exited 1. */
+static int wait_status(pid_t pid)
 {
 	int ws;
 
 	while (waitpid(pid, &ws, 0) < 0)
 		if (errno != EINTR)
-			return 1;
-	if (WIFEXITED(ws))
-		return WEXITSTATUS(ws);
-	fprintf(stderr, "a replay process was killed by signal %d\n", WTERMSIG(ws));
-	return 1;
+			return W_EXITCODE(1, 0);
+	return ws;
 }
 
-/* The child's pipe ended: its status, and its output if it succeeded. */
+/* The child's pipe ended: how it ended, and what it wrote, to done. */
 static void reap(struct pool *p, struct child *c)
 {
-	int status = exit_status(c->pid);
+	int ws = wait_status(c->pid), status;
 
 	close(c->fd);
 	c->fd = -1;
 	p->running--;
-	if (status == 0)
-		status = p->j->done(p->j->ctx, c->k, c->out.data ? c->out.data : "", c->out.len);
+	status = p->j->done(p->j->ctx, c->k, ws, c->out.data ? c->out.data : "", c->out.len);
 	if (status > p->status)
 		p->status = status;
 	sbuf_release(&c->out);

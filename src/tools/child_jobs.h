@@ -17,14 +17,15 @@ struct child_jobs {
 	/* In the child: do piece k, its output into out; the exit status
 	 * (0, or the program's status for a failure, its message printed). */
 	int (*work)(void *ctx, unsigned k, struct sbuf *out);
-	/* In the parent, for each child that exited 0: its whole output.
-	 * 0, or an exit status that stops the rest. */
-	int (*done)(void *ctx, unsigned k, const char *out, size_t len);
+	/* In the parent, for each child once it ended: how (waitpid's
+	 * status) and its whole output. 0, or an exit status that stops
+	 * the rest; a child that failed is the caller's to count. */
+	int (*done)(void *ctx, unsigned k, int wait_status, const char *out, size_t len);
 	void *ctx;
 };
 
-/* Run them all: 0, or the highest exit status a child (or done) gave,
- * 1 if a child could not start or was killed. */
+/* Run them all: 0, or the highest exit status done gave, 1 if a child
+ * could not start. */
 int child_jobs_run(const struct child_jobs *j);
 
 /* The CPUs this process may run on (sched_getaffinity), at least 1. */

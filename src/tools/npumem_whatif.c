@@ -10,9 +10,14 @@
  * its own (the simulator is one per process), --jobs at a time. With
  * --min-capacity each row also bisects over device capacity. --shard I/N
  * runs every N-th row and writes JSON lines that --merge puts together, so
- * a sweep can run across machines. Exit status: 0 (OOMs are results), 2
- * for a bad option, setting, trace or shard file, 1 if a replay failed;
- * nothing is written to standard output or the SVG unless every row ran.
+ * a sweep can run across machines.
+ *
+ * A row whose replay fails (its plug-in faults or never returns, at its
+ * capacity or at one the search probes) is shown failed, in its place,
+ * with why, and the other rows still answer. Exit status: 0 (OOMs are
+ * results); 1 if a row failed, every output written all the same, each
+ * failure also said on standard error; 2 for a bad option, setting,
+ * trace, ini or shard file, and then nothing is written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <npumemfs/npusim.h>
 
@@ -354,6 +360,13 @@ struct run_ctx {
 	unsigned nsettings;
 };
 
+/* What went wrong with a row, named as on the command line. */
+static void say_row(bool plugin, const char *setting, const char *why)
+{
+	fprintf(stderr, "npumem-whatif: %s %s: %s\n", plugin ? "--plugin" : "--alloc-conf",
+		setting[0] ? setting : "\"\"", why);
+}
+
 static int row_work(void *ctx, unsigned k, struct sbuf *out)
 {
 	struct run_ctx *rc = ctx;
@@ -363,26 +376,49 @@ static int row_work(void *ctx, unsigned k, struct sbuf *out)
 	char err[ERRLEN];
 	int e = whatif_run_row(&rc->cmp->env, s, index, rc->nsettings, &r, err, sizeof(err));
 
-	if (e == 0 && whatif_row_to_json(&r, out) != 0)
+	if (e == 0 && whatif_row_to_json(&r, out) != 0) {
 		e = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory for the row's line");
+	}
 	whatif_row_release(&r);
 	if (e == 0)
 		return 0;
-	fprintf(stderr, "npumem-whatif: %s %s: %s\n", s->plugin ? "--plugin" : "--alloc-conf",
-		s->text[0] ? s->text : "\"\"", err);
+	say_row(s->plugin, s->text, err);
 	return e == -EINVAL ? EXIT_USAGE : EXIT_FAILURE;
 }
 
-static int row_done(void *ctx, unsigned k, const char *out, size_t len)
+/* A child that gave no row: its row failed, with how the child ended. */
+static void row_lost(struct run_ctx *rc, unsigned k, const char *why)
+{
+	unsigned index = rc->cmp->which[k];
+
+	whatif_row_start(&rc->cmp->rows[k], &rc->cmp->env, &rc->settings[index], index,
+			 rc->nsettings);
+	whatif_row_fail(&rc->cmp->rows[k], why);
+}
+
+/* A child's end: its row (failed or not), or exit 2 for a refused setting,
+ * which the child has said. */
+static int row_done(void *ctx, unsigned k, int ws, const char *out, size_t len)
 {
 	struct run_ctx *rc = ctx;
-	char err[ERRLEN];
+	char err[ERRLEN], why[ERRLEN + 64];
 
 	(void)len;
-	if (whatif_row_from_json(out, &rc->cmp->rows[k], err, sizeof(err)) == 0)
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_USAGE)
+		return EXIT_USAGE;
+	if (WIFSIGNALED(ws))
+		snprintf(why, sizeof(why), "its replay process was killed by signal %d (%s)",
+			 WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+	else if (WEXITSTATUS(ws) != 0)
+		snprintf(why, sizeof(why), "its replay process exited with status %d",
+			 WEXITSTATUS(ws));
+	else if (whatif_row_from_json(out, &rc->cmp->rows[k], err, sizeof(err)) == 0)
 		return 0;
-	fprintf(stderr, "npumem-whatif: a replay process answered badly: %s\n", err);
-	return EXIT_FAILURE;
+	else
+		snprintf(why, sizeof(why), "its replay process answered badly: %s", err);
+	row_lost(rc, k, why);
+	return 0;
 }
 
 static int run_rows(struct comparison *cmp, const struct cli *cli)
@@ -423,6 +459,21 @@ static int print_out(const struct sbuf *b)
 	if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len)
 		return EXIT_FAILURE;
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* Each failed row on standard error too, as it reads in the table: 1 if
+ * any, so scripts notice; 0 if every row ran. */
+static int tell_failures(const struct whatif_result *rows, unsigned n)
+{
+	int status = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!rows[i].failed)
+			continue;
+		say_row(rows[i].plugin, rows[i].settings, rows[i].failure);
+		status = EXIT_FAILURE;
+	}
+	return status;
 }
 
 /* A shard's rows as JSON lines, for --merge. */
@@ -487,6 +538,8 @@ static int compare(const struct cli *cli)
 		status = run_rows(&cmp, cli);
 	if (status == 0)
 		status = cli->shard ? print_shard(&cmp) : print_comparison(cmp.rows, cmp.nrun, cli);
+	if (status == 0)
+		status = tell_failures(cmp.rows, cmp.nrun);
 	release_rows(cmp.rows, cmp.nrun);
 	free(cmp.which);
 	wl_trace_free(t);
@@ -507,10 +560,12 @@ int main(int argc, char **argv)
 	status = whatif_merge(cli.inputs, cli.ninputs, &rows, &n);
 	if (status == 0 && cli.svg)
 		for (unsigned i = 0; i < n && status == 0; i++)
-			if (rows[i].curve.every == 0)
+			if (!rows[i].failed && rows[i].curve.every == 0)
 				status = usage_error("--svg: the shards were run without --svg");
 	if (status == 0)
 		status = print_comparison(rows, n, &cli);
+	if (status == 0)
+		status = tell_failures(rows, n);
 	release_rows(rows, n);
 	return status;
 }

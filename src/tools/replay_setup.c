@@ -141,5 +141,7 @@ int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
 	}
 	/* Before the load: an init hook may already take block handles. */
 	npa_block_handles_bind(*out);
-	return sw_set_plugin(*out, spec, err, errlen) != 0 ? -EINVAL : 0;
+	rc = sw_set_plugin(*out, spec, err, errlen);
+	/* A fault is the plug-in's code failing; anything else, its spec refused. */
+	return rc == 0 || rc == -EFAULT ? rc : -EINVAL;
 }

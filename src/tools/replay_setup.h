@@ -43,8 +43,9 @@ int replay_setup_conf(const struct nmfs_config *cfg, const char *alloc_conf,
  * daemon's rules: trust (cfg's plugin_dirs), and the ini's
  * plugin_isolation and plugin_timeout, so a plug-in runs in a host
  * process of its own unless the ini says none. 0, or -errno with the
- * reason in err; *out is set once the switch exists, for the caller to
- * destroy on failure too.
+ * reason in err: -EFAULT when the plug-in's own code faulted in the load
+ * (its init hook), -EINVAL when the spec was refused; *out is set once
+ * the switch exists, for the caller to destroy on failure too.
  */
 int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
 			const char *spec, struct sw **out, char *err, size_t errlen);

@@ -65,19 +65,13 @@ static void add_min_capacity(json_t *o, const struct whatif_result *r)
 	json_object_set_new(o, "min_capacity_events", json_integer((json_int_t)r->min_events));
 }
 
-static json_t *row_json(const struct whatif_result *r)
+/* The figures of a row whose replays ran. */
+static void add_figures(json_t *o, const struct whatif_result *r)
 {
 	struct wl_whatif_row m = r->m;
-	json_t *o = json_pack("{s:i, s:i, s:s, s:s, s:b}", "index", (int)r->index,
-			      "rows", (int)r->rows, "settings", r->settings,
-			      "flavor", r->flavor, "plugin", r->plugin);
 
-	for (size_t i = 0; o && i < NCOUNTS; i++)
+	for (size_t i = 0; i < NCOUNTS; i++)
 		json_object_set_new(o, counts[i].name, json_integer((json_int_t)*count_at(&m, i)));
-	if (o == NULL)
-		return NULL;
-	if (r->under[0])
-		json_object_set_new(o, "ini_alloc_conf", json_string(r->under));
 	json_object_set_new(o, "fragmentation_fraction",
 			    json_real(m.peak_reserved_bytes ? (double)m.fragmentation_bytes /
 					      (double)m.peak_reserved_bytes : 0.0));
@@ -85,6 +79,23 @@ static json_t *row_json(const struct whatif_result *r)
 	if (r->min_searched)
 		add_min_capacity(o, r);
 	json_object_set_new(o, "seconds", json_real(m.seconds));
+}
+
+static json_t *row_json(const struct whatif_result *r)
+{
+	json_t *o = json_pack("{s:i, s:i, s:s, s:s, s:b}", "index", (int)r->index,
+			      "rows", (int)r->rows, "settings", r->settings,
+			      "flavor", r->flavor, "plugin", r->plugin);
+
+	if (o == NULL)
+		return NULL;
+	if (r->under[0])
+		json_object_set_new(o, "ini_alloc_conf", json_string(r->under));
+	json_object_set_new(o, "failed", json_boolean(r->failed));
+	if (r->failed)
+		json_object_set_new(o, "failure", json_string(r->failure));
+	else
+		add_figures(o, r);
 	if (r->marked) {
 		json_object_set_new(o, "best_peak_reserved", json_boolean(r->best_peak_reserved));
 		json_object_set_new(o, "best_min_capacity", json_boolean(r->best_min_capacity));
@@ -128,15 +139,13 @@ static int curve_from(const json_t *c, struct wl_whatif_curve *out)
 	return 0;
 }
 
-/* What the fields say, once the object's shape is known good. */
+/* What the figures say, once the object's shape is known good. */
 static int fill(const json_t *o, struct whatif_result *out)
 {
 	const json_t *curve = json_object_get(o, "reserved_curve");
-	const char *under = json_string_value(json_object_get(o, "ini_alloc_conf"));
 
 	for (size_t i = 0; i < NCOUNTS; i++)
 		*count_at(&out->m, i) = u64_of(o, counts[i].name);
-	snprintf(out->under, sizeof(out->under), "%s", under ? under : "");
 	out->m.first_oom_line = (uint32_t)u64_of(o, "first_oom_line");
 	out->m.seconds = json_number_value(json_object_get(o, "seconds"));
 	out->min_searched = json_object_get(o, "min_capacity_bytes") != NULL;
@@ -147,12 +156,31 @@ static int fill(const json_t *o, struct whatif_result *out)
 	return curve ? curve_from(curve, &out->curve) : 0;
 }
 
+/* A failed row says why, a row that ran has its figures. */
+static int unpack_outcome(json_t *o, struct whatif_result *out, json_error_t *je)
+{
+	const char *failure = NULL;
+	int failed = 0;
+
+	if (json_unpack_ex(o, je, 0, "{s?b, s?s}", "failed", &failed, "failure", &failure))
+		return -EINVAL;
+	if (failed && failure) {
+		whatif_row_fail(out, failure);
+		return 0;
+	}
+	if (failed) {
+		snprintf(je->text, sizeof(je->text), "a failed row without its failure");
+		return -EINVAL;
+	}
+	return json_unpack_ex(o, je, 0, "{s:I}", "peak_reserved_bytes", &(json_int_t){ 0 });
+}
+
 int whatif_row_from_json(const char *line, struct whatif_result *out, char *err,
 			 size_t errlen)
 {
 	json_error_t je;
 	json_t *o = json_loads(line, 0, &je);
-	const char *settings, *flavor;
+	const char *settings, *flavor, *under = NULL;
 	int index, rows, plugin, rc;
 
 	memset(out, 0, sizeof(*out));
@@ -160,9 +188,11 @@ int whatif_row_from_json(const char *line, struct whatif_result *out, char *err,
 		snprintf(err, errlen, "not a row (bad JSON: %s)", je.text);
 		return -EINVAL;
 	}
-	rc = json_unpack_ex(o, &je, 0, "{s:i, s:i, s:s, s:s, s:b, s:I}", "index", &index,
+	rc = json_unpack_ex(o, &je, 0, "{s:i, s:i, s:s, s:s, s:b, s?s}", "index", &index,
 			    "rows", &rows, "settings", &settings, "flavor", &flavor,
-			    "plugin", &plugin, "peak_reserved_bytes", &(json_int_t){ 0 });
+			    "plugin", &plugin, "ini_alloc_conf", &under);
+	if (rc == 0)
+		rc = unpack_outcome(o, out, &je);
 	if (rc != 0 || index < 0 || rows <= index) {
 		snprintf(err, errlen, "not a row of npumem-whatif (%s)",
 			 rc ? je.text : "index out of range");
@@ -174,7 +204,8 @@ int whatif_row_from_json(const char *line, struct whatif_result *out, char *err,
 	out->plugin = plugin;
 	snprintf(out->settings, sizeof(out->settings), "%s", settings);
 	snprintf(out->flavor, sizeof(out->flavor), "%s", flavor);
-	rc = fill(o, out);
+	snprintf(out->under, sizeof(out->under), "%s", under ? under : "");
+	rc = out->failed ? 0 : fill(o, out);
 	json_decref(o);
 	if (rc)
 		snprintf(err, errlen, "bad reserved_curve");
@@ -186,4 +217,33 @@ void whatif_row_release(struct whatif_result *r)
 	free(r->curve.points);
 	r->curve.points = NULL;
 	r->curve.npoints = 0;
+}
+
+/* Bytes of `s` that end on a UTF-8 character's end, `len` at most: a
+ * string cut inside a character is not JSON's. */
+static size_t whole_characters(const char *s, size_t len)
+{
+	size_t n = strnlen(s, len + 1);
+
+	if (n <= len)
+		return n;
+	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+		len--;
+	return len;
+}
+
+void whatif_row_fail(struct whatif_result *r, const char *why)
+{
+	size_t n = whole_characters(why, sizeof(r->failure) - 1);
+
+	whatif_row_release(r);
+	memset(&r->m, 0, sizeof(r->m));
+	memset(&r->min, 0, sizeof(r->min));
+	r->min_searched = false;
+	r->min_events = 0;
+	r->failed = true;
+	/* A table's row and a line on standard error: one line. */
+	for (size_t i = 0; i < n; i++)
+		r->failure[i] = (unsigned char)why[i] < 0x20 || why[i] == 0x7f ? ' ' : why[i];
+	r->failure[n] = '\0';
 }

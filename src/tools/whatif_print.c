@@ -140,9 +140,13 @@ static void setting_cell(const struct whatif_result *r, char *b, size_t n)
 					      : r->under[0] ? "(the ini's)" : "(defaults)");
 }
 
+/* The search's columns, when a row searched (a failed one has none). */
 static bool shown(const struct column *c, const struct whatif_result *rows, unsigned n)
 {
-	return !c->min_capacity || (n > 0 && rows[0].min_searched);
+	for (unsigned i = 0; c->min_capacity && i < n; i++)
+		if (rows[i].min_searched)
+			return true;
+	return !c->min_capacity;
 }
 
 static void widths(const struct whatif_result *rows, unsigned n, int *setting, int *w)
@@ -156,7 +160,7 @@ static void widths(const struct whatif_result *rows, unsigned n, int *setting, i
 		setting_cell(&rows[i], b, sizeof(b));
 		if ((int)strlen(b) > *setting)
 			*setting = (int)strlen(b);
-		for (size_t c = 0; c < NCOLUMNS; c++) {
+		for (size_t c = 0; c < NCOLUMNS && !rows[i].failed; c++) {
 			columns[c].cell(&rows[i], b, CELL);
 			if ((int)strlen(b) > w[c])
 				w[c] = (int)strlen(b);
@@ -172,6 +176,11 @@ static void table_line(struct sbuf *out, const struct whatif_result *rows, unsig
 	if (r)
 		setting_cell(r, b, sizeof(b));
 	sbuf_printf(out, "%-*s", setting, r ? b : "setting");
+	/* Across the figures it does not have: what a user looks for next. */
+	if (r && r->failed) {
+		sbuf_printf(out, "  failed: %s\n", r->failure);
+		return;
+	}
 	for (size_t c = 0; c < NCOLUMNS; c++) {
 		if (!shown(&columns[c], rows, n))
 			continue;
@@ -194,7 +203,7 @@ static const struct whatif_result *marked_row(const struct whatif_result *rows, 
 static const struct whatif_result *defaults_row(const struct whatif_result *rows, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (!rows[i].plugin && rows[i].settings[0] == '\0')
+		if (!rows[i].plugin && rows[i].settings[0] == '\0' && !rows[i].failed)
 			return &rows[i];
 	return NULL;
 }
@@ -215,6 +224,28 @@ static void versus(struct sbuf *out, const struct whatif_result *best,
 	}
 }
 
+static unsigned failures(const struct whatif_result *rows, unsigned n)
+{
+	unsigned failed = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		failed += rows[i].failed;
+	return failed;
+}
+
+/* No row to recommend: every row that ran ran out, or none ran. */
+static void no_advice(struct sbuf *out, const struct whatif_result *rows, unsigned n)
+{
+	unsigned failed = failures(rows, n);
+
+	if (failed == n)
+		sbuf_puts(out, "\nNo setting's replay ran to its end.\n");
+	else
+		sbuf_printf(out, "\nEvery setting %sruns out of memory at this capacity; "
+			    "--min-capacity finds how much each needs.\n",
+			    failed ? "that ran " : "");
+}
+
 /* One line: what to set, by minimum capacity when it was searched. */
 static void advice(struct sbuf *out, const struct whatif_result *rows, unsigned n)
 {
@@ -224,8 +255,7 @@ static void advice(struct sbuf *out, const struct whatif_result *rows, unsigned 
 	char env[32];
 
 	if (best == NULL) {
-		sbuf_puts(out, "\nEvery setting runs out of memory at this capacity; "
-			       "--min-capacity finds how much each needs.\n");
+		no_advice(out, rows, n);
 		return;
 	}
 	snprintf(env, sizeof(env), "PYTORCH_%s_ALLOC_CONF",
@@ -291,6 +321,45 @@ static void csv_optional(struct sbuf *out, bool present, uint64_t v)
 		sbuf_puts(out, ",");
 }
 
+/* The 15 figures' cells, from peak_reserved_bytes to seconds. */
+static void csv_figures(struct sbuf *out, const struct whatif_result *r)
+{
+	const struct wl_whatif_row *m = &r->m;
+
+	sbuf_printf(out, ",%llu,%llu,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu",
+		    (unsigned long long)m->peak_reserved_bytes,
+		    (unsigned long long)m->peak_allocated_bytes,
+		    (unsigned long long)m->peak_active_bytes,
+		    (unsigned long long)m->fragmentation_bytes,
+		    m->peak_reserved_bytes ? (double)m->fragmentation_bytes /
+					     (double)m->peak_reserved_bytes : 0.0,
+		    (unsigned long long)m->peak_inactive_split_bytes,
+		    (unsigned long long)m->num_device_alloc,
+		    (unsigned long long)m->num_device_free,
+		    (unsigned long long)m->num_alloc_retries,
+		    (unsigned long long)m->num_sync_all_streams,
+		    (unsigned long long)m->num_ooms);
+	csv_optional(out, true, m->first_oom_line);
+	csv_optional(out, r->min_searched, r->min.bytes);
+	csv_optional(out, r->min_searched, r->min.smaller);
+	sbuf_printf(out, ",%.6f", m->seconds);
+}
+
+/* A failed row's figures are empty cells: it has none. */
+static void csv_row(struct sbuf *out, const struct whatif_result *r)
+{
+	csv_text(out, r->settings);
+	sbuf_printf(out, ",%d", r->plugin);
+	if (r->failed)
+		sbuf_puts(out, ",,,,,,,,,,,,,,,");
+	else
+		csv_figures(out, r);
+	sbuf_printf(out, ",%d,%d,%d,", r->best_peak_reserved, r->best_min_capacity, r->failed);
+	if (r->failed)
+		csv_text(out, r->failure);
+	sbuf_puts(out, "\n");
+}
+
 static void csv(struct sbuf *out, const struct whatif_result *rows, unsigned n)
 {
 	sbuf_puts(out, "settings,plugin,peak_reserved_bytes,peak_allocated_bytes,"
@@ -298,30 +367,9 @@ static void csv(struct sbuf *out, const struct whatif_result *rows, unsigned n)
 		       "peak_inactive_split_bytes,num_device_alloc,num_device_free,"
 		       "num_alloc_retries,num_sync_all_streams,num_ooms,first_oom_line,"
 		       "min_capacity_bytes,min_capacity_smaller_also_runs,seconds,"
-		       "best_peak_reserved,best_min_capacity\n");
-	for (unsigned i = 0; i < n; i++) {
-		const struct whatif_result *r = &rows[i];
-		const struct wl_whatif_row *m = &r->m;
-		csv_text(out, r->settings);
-		sbuf_printf(out, ",%d,%llu,%llu,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu",
-			    r->plugin, (unsigned long long)m->peak_reserved_bytes,
-			    (unsigned long long)m->peak_allocated_bytes,
-			    (unsigned long long)m->peak_active_bytes,
-			    (unsigned long long)m->fragmentation_bytes,
-			    m->peak_reserved_bytes ? (double)m->fragmentation_bytes /
-						     (double)m->peak_reserved_bytes : 0.0,
-			    (unsigned long long)m->peak_inactive_split_bytes,
-			    (unsigned long long)m->num_device_alloc,
-			    (unsigned long long)m->num_device_free,
-			    (unsigned long long)m->num_alloc_retries,
-			    (unsigned long long)m->num_sync_all_streams,
-			    (unsigned long long)m->num_ooms);
-		csv_optional(out, true, m->first_oom_line);
-		csv_optional(out, r->min_searched, r->min.bytes);
-		csv_optional(out, r->min_searched, r->min.smaller);
-		sbuf_printf(out, ",%.6f,%d,%d\n", m->seconds, r->best_peak_reserved,
-			    r->best_min_capacity);
-	}
+		       "best_peak_reserved,best_min_capacity,failed,failure\n");
+	for (unsigned i = 0; i < n; i++)
+		csv_row(out, &rows[i]);
 }
 
 void whatif_mark(struct whatif_result *rows, unsigned n)
@@ -332,6 +380,8 @@ void whatif_mark(struct whatif_result *rows, unsigned n)
 		struct whatif_result *r = &rows[i];
 		r->marked = true;
 		r->best_peak_reserved = r->best_min_capacity = false;
+		if (r->failed)
+			continue;
 		if (r->m.num_ooms == 0 &&
 		    (!reserved || r->m.peak_reserved_bytes < reserved->m.peak_reserved_bytes))
 			reserved = r;

@@ -2,6 +2,10 @@
  * whatif_rows.h - the rows of npumem-whatif: what each setting is, what
  * its replays found, and how rows travel (a JSON line each: from a child
  * process over a pipe, and in a shard's file).
+ *
+ * A row whose replay failed (its plug-in faulted or never returned, the
+ * replay stopped for a reason of that setting's) is still a row: it says
+ * why, in place, and has no figures, so the other rows still answer.
  */
 #ifndef NPUMEMFS_WHATIF_ROWS_H
 #define NPUMEMFS_WHATIF_ROWS_H
@@ -37,6 +41,8 @@ struct whatif_result {
 	struct wl_min_capacity min;
 	uint64_t min_events;         /* events its replays ran: failing ones stop
 				      * at their first OOM */
+	bool failed;                 /* no figures: `failure` says why */
+	char failure[WHATIF_TEXT];   /* one line */
 	struct wl_whatif_curve curve; /* every == 0: none (no --svg) */
 	/* The comparison's marks, once every row is in (whatif_mark). */
 	bool marked;
@@ -54,15 +60,24 @@ struct whatif_env {
 	int device;                  /* whose figures the rows show */
 };
 
+/* What a row is before it runs: its place, its setting, the machine's. */
+void whatif_row_start(struct whatif_result *out, const struct whatif_env *env,
+		      const struct whatif_setting *s, unsigned index, unsigned rows);
+
 /*
  * Replay the trace under setting s (and, with min_capacity, again per
- * capacity tried) in this process: 0, or -EINVAL for a setting the
- * allocator or the loader refused, another negative errno for a failed
- * replay; the message in err.
+ * capacity tried) in this process: 0 with the row, a failed one if a
+ * replay failed (a plug-in's fault, in the load too, or any error of the
+ * replay's); or -EINVAL, the message in err, for a setting the allocator
+ * or the plug-in loader refused, which is the command line's fault.
  */
 int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
 		   unsigned index, unsigned rows, struct whatif_result *out, char *err,
 		   size_t errlen);
+
+/* The row failed: `why` kept as one line (control characters as spaces,
+ * cut short at a character's start), the figures cleared. */
+void whatif_row_fail(struct whatif_result *r, const char *why);
 
 /* A row as one JSON line (newline included). */
 int whatif_row_to_json(const struct whatif_result *r, struct sbuf *out);

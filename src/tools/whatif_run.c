@@ -13,6 +13,7 @@
 #include "alloc/caching/caching_allocator.h"
 #include "alloc/switch/allocator_switch.h"
 #include "machine.h"
+#include "report/svg.h"
 #include "replay_setup.h"
 #include "whatif_rows.h"
 
@@ -24,6 +25,7 @@ struct rig {
 	const struct whatif_env *env;
 	const struct whatif_setting *s;
 	uint64_t probe_events;  /* the capacity search's replays, summed */
+	bool refused;           /* the setting was refused: not a replay's failure */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;
@@ -75,6 +77,7 @@ static int rig_up(struct rig *g, uint64_t capacity, struct allocator *out, char 
 	rc = start_allocator(g, &cfg, err, errlen);
 	if (rc == 0 && g->s->plugin)
 		rc = start_plugin(g, &cfg, err, errlen);
+	g->refused = rc == -EINVAL;
 	if (rc) {
 		rig_down(g);
 		return rc;
@@ -97,16 +100,23 @@ static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_o
 }
 
 /* The capacity search's probe: a replay that stops at the first OOM. A
- * machine that could not be set up ran no event. */
+ * machine that could not be set up ran no event. A failure says at which
+ * capacity: the row's own replay ran at another. */
 static int runs_at(void *ctx, uint64_t capacity, char *err, size_t errlen)
 {
 	struct rig *g = ctx;
 	const struct wl_whatif_opts opt = { .stop_at_oom = true, .device = g->env->device };
 	struct wl_whatif_row row = { 0 };
-	int rc = measure_at(g, capacity, &opt, &row, err, errlen);
+	char why[WHATIF_TEXT], size[32];
+	int rc = measure_at(g, capacity, &opt, &row, why, sizeof(why));
 
 	g->probe_events += row.events;
-	return rc < 0 ? rc : row.num_ooms == 0;
+	if (rc >= 0)
+		return row.num_ooms == 0;
+	svg_size(size, sizeof(size), capacity);
+	snprintf(err, errlen, "--min-capacity, probing %s (%llu bytes): %s", size,
+		 (unsigned long long)capacity, why);
+	return rc;
 }
 
 static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
@@ -131,6 +141,19 @@ static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
 	return rc;
 }
 
+void whatif_row_start(struct whatif_result *out, const struct whatif_env *env,
+		      const struct whatif_setting *s, unsigned index, unsigned rows)
+{
+	memset(out, 0, sizeof(*out));
+	out->index = index;
+	out->rows = rows;
+	out->plugin = s->plugin;
+	out->curve.every = env->curve_every;
+	snprintf(out->settings, sizeof(out->settings), "%s", s->text);
+	snprintf(out->flavor, sizeof(out->flavor), "%s", env->cfg.flavor->name);
+	snprintf(out->under, sizeof(out->under), "%s", env->cfg.alloc_conf);
+}
+
 int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
 		   unsigned index, unsigned rows, struct whatif_result *out, char *err,
 		   size_t errlen)
@@ -140,16 +163,12 @@ int whatif_run_row(const struct whatif_env *env, const struct whatif_setting *s,
 				      .device = env->device };
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	out->index = index;
-	out->rows = rows;
-	out->plugin = s->plugin;
-	out->curve.every = env->curve_every;
-	snprintf(out->settings, sizeof(out->settings), "%s", s->text);
-	snprintf(out->flavor, sizeof(out->flavor), "%s", env->cfg.flavor->name);
-	snprintf(out->under, sizeof(out->under), "%s", env->cfg.alloc_conf);
+	whatif_row_start(out, env, s, index, rows);
 	rc = measure_at(&g, env->cfg.capacity, &opt, &out->m, err, errlen);
 	if (rc == 0 && env->min_capacity)
 		rc = search_capacity(&g, out, err, errlen);
-	return rc;
+	if (rc == 0 || g.refused)
+		return rc;
+	whatif_row_fail(out, err);
+	return 0;
 }

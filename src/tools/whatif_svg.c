@@ -73,6 +73,8 @@ static void curve(struct sbuf *out, const struct wl_whatif_curve *c, uint64_t to
 	sbuf_puts(out, "\"/>\n");
 }
 
+/* A failed row has no curve: an empty swatch says so, and its reason
+ * shows when pointed at (it is the table's too). */
 static void legend(struct sbuf *out, const struct whatif_result *r, int y, const char *color)
 {
 	struct sbuf label;
@@ -81,7 +83,15 @@ static void legend(struct sbuf *out, const struct whatif_result *r, int y, const
 	if (r->plugin)
 		sbuf_puts(&label, "plugin ");
 	escaped(&label, r->settings[0] || r->plugin ? r->settings : "(defaults)");
-	svg_swatch(out, PLOT_X, y, color, label.data ? label.data : "");
+	if (r->failed) {
+		sbuf_puts(&label, " (failed, not drawn)");
+		sbuf_puts(out, "<g class=\"failed\"><title>");
+		escaped(out, r->failure);
+		sbuf_puts(out, "</title>");
+	}
+	svg_swatch(out, PLOT_X, y, r->failed ? "none" : color, label.data ? label.data : "");
+	if (r->failed)
+		sbuf_puts(out, "</g>\n");
 	sbuf_release(&label);
 }
 
@@ -101,7 +111,8 @@ void whatif_svg(struct sbuf *out, const struct whatif_result *rows, unsigned n)
 		  "Reserved bytes over the trace, per setting");
 	axes(out, top, events);
 	for (unsigned i = 0; i < n; i++) {
-		curve(out, &rows[i].curve, top, events, colors[i % NCOLORS]);
+		if (!rows[i].failed)
+			curve(out, &rows[i].curve, top, events, colors[i % NCOLORS]);
 		legend(out, &rows[i], PLOT_Y + PLOT_H + 30 + (int)i * LEGEND_ROW,
 		       colors[i % NCOLORS]);
 	}

@@ -8,7 +8,8 @@
 #include "base/sbuf.h"
 #include "whatif_rows.h"
 
-/* Every row must carry its curve (whatif_env.curve_every). */
+/* Every row that ran must carry its curve (whatif_env.curve_every); a
+ * failed row is named in the legend, marked, and not drawn. */
 void whatif_svg(struct sbuf *out, const struct whatif_result *rows, unsigned n);
 
 /* Events a point, for about this many points over `nevents`. */

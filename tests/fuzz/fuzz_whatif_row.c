@@ -13,6 +13,7 @@ static void same_row(const struct whatif_result *a, const struct whatif_result *
 {
 	if (a->index != b->index || a->rows != b->rows || a->plugin != b->plugin ||
 	    strcmp(a->settings, b->settings) != 0 || strcmp(a->flavor, b->flavor) != 0 ||
+	    a->failed != b->failed || strcmp(a->failure, b->failure) != 0 ||
 	    a->m.peak_reserved_bytes != b->m.peak_reserved_bytes ||
 	    a->m.num_ooms != b->m.num_ooms || a->m.first_oom_line != b->m.first_oom_line ||
 	    a->min_searched != b->min_searched || a->min.bytes != b->min.bytes ||

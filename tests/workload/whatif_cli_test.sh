@@ -62,6 +62,27 @@ strip_seconds() {
 	jq -c 'map(del(.seconds))' "$1"
 }
 
+# A plug-in that crashes in its first alloc (line 3 of the training trace).
+crash="$plugin_dir/faulty.so faulty_segv_alloc faulty_free"
+crash_why="$training:3: plug-in $plugin_dir/faulty.so faulted in faulty_segv_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 0 live blocks (0 bytes) are lost"
+# A sanitizer's own handlers would end the plug-in's host before the
+# fault barrier could report: the crash is the point.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0"
+
+# The comparison of a good setting, the crashing plug-in and another good
+# one, in JSON; and the good ones alone in alone.json.
+run_beside_crash() {
+	"$whatif" --format json --alloc-conf "" --alloc-conf expandable_segments:True \
+		"$training" >alone.json 2>/dev/null || fail "the good rows alone"
+	run --format json --alloc-conf "" --plugin "$crash" --alloc-conf expandable_segments:True \
+		--plugin-dir "$plugin_dir" "$@" "$training"
+}
+
+# Row ROW of out without what depends on its place and its time.
+figures_of() { # FILE ROW
+	jq -c ".[$2] | del(.index, .rows, .seconds)" "$1"
+}
+
 case $case_name in
 expandable_segments_removes_the_oom)
 	expandable_trace
@@ -252,6 +273,143 @@ svg_not_written_when_refused)
 	run --svg pic.svg --alloc-conf "foo:1" "$training"
 	expect_refused "Unrecognized key 'foo'"
 	[ ! -e pic.svg ] || fail "the picture was written"
+	;;
+crashing_plugin_row_fails_in_place_and_the_others_are_shown)
+	run --alloc-conf "" --plugin "$crash" --alloc-conf expandable_segments:True \
+		--plugin-dir "$plugin_dir" "$training"
+	expect_status 1
+	sed -n 2p out | grep -q '^(defaults)  *7.22 GiB  *5.35 GiB ' || fail "the defaults' row is not second"
+	sed -n 3p out | grep -qxF "plugin $crash  failed: $crash_why" ||
+		fail "the plug-in's row does not say why, in its place"
+	sed -n 4p out | grep -q '^expandable_segments:True  *5.53 GiB \* ' ||
+		fail "the expandable row is not fourth, marked"
+	tail -n 1 out | grep -qx 'Set PYTORCH_NPU_ALLOC_CONF=expandable_segments:True: peak reserved 5.53 GiB (defaults: 7.22 GiB).' ||
+		fail "the advice is not the good rows'"
+	grep -qxF "npumem-whatif: --plugin $crash: $crash_why" err || fail "stderr does not say which row failed"
+	;;
+good_rows_beside_a_failed_one_are_as_when_run_alone)
+	run_beside_crash
+	expect_status 1
+	expect_field 0 peak_reserved_bytes 7751073792
+	expect_field 0 peak_reserved_bytes "$(replay_stat "" reserved_bytes.all.peak)"
+	expect_field 2 num_device_alloc "$(replay_stat expandable_segments:True num_device_alloc)"
+	[ "$(figures_of out 0)" = "$(figures_of alone.json 0)" ] || fail "row 0 differs from its run alone"
+	[ "$(figures_of out 2)" = "$(figures_of alone.json 1)" ] || fail "row 2 differs from its run alone"
+	;;
+json_says_a_row_failed_and_why)
+	run_beside_crash
+	expect_status 1
+	expect_field 0 failed false
+	expect_field 0 failure null
+	expect_field 1 failed true
+	expect_field 1 failure "$crash_why"
+	expect_field 1 plugin true
+	expect_field 1 peak_reserved_bytes null
+	expect_field 1 best_peak_reserved false
+	expect_field 2 best_peak_reserved true
+	;;
+csv_leaves_a_failed_row_s_figures_empty)
+	run --format csv --alloc-conf "" --plugin "$crash" --plugin-dir "$plugin_dir" "$training"
+	expect_status 1
+	head -n 1 out | grep -q ',best_min_capacity,failed,failure$' || fail "bad header"
+	sed -n 2p out | grep -q '^"",0,7751073792,.*,1,0,0,$' || fail "the good row"
+	sed -n 3p out | grep -qxF "\"$crash\",1,,,,,,,,,,,,,,,,0,0,1,\"$crash_why\"" || fail "the failed row"
+	;;
+plugin_that_never_returns_fails_its_row_at_plugin_timeout)
+	printf '[allocator]\nplugin_timeout = 200ms\n' >t.ini
+	run --config t.ini --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so faulty_loop_alloc faulty_free" --plugin-dir "$plugin_dir" \
+		"$training"
+	expect_status 1
+	expect_field 0 peak_reserved_bytes 7751073792
+	expect_field 1 failure "$training:3: plug-in $plugin_dir/faulty.so faulted in faulty_loop_alloc: no return within 200 ms (plugin_timeout); its host was killed; retired, never called again; its 0 live blocks (0 bytes) are lost"
+	;;
+fault_in_a_capacity_probe_fails_the_row_at_that_capacity)
+	# At 64 MiB the plug-in's ten 6 MiB blocks fit; the search's first
+	# bisection probe is 17 pages (34 MiB: between the 3-page floor and
+	# 32 pages), where the sixth alloc finds no memory and it crashes.
+	expandable_trace
+	run --device-capacity 64MiB --min-capacity --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so faulty_segv_oom_alloc faulty_free" \
+		--plugin-dir "$plugin_dir" expand.trace
+	expect_status 1
+	expect_field 0 min_capacity_bytes $((80 * MiB))
+	expect_field 1 failed true
+	expect_field 1 failure "--min-capacity, probing 34 MiB (35651584 bytes): expand.trace:6: plug-in $plugin_dir/faulty.so faulted in faulty_segv_oom_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 5 live blocks (31457120 bytes) are lost"
+	;;
+shards_keep_a_failed_row)
+	run_beside_crash
+	strip_seconds out >single
+	"$whatif" --shard 1/2 --alloc-conf "" --plugin "$crash" --alloc-conf expandable_segments:True \
+		--plugin-dir "$plugin_dir" "$training" >shard1.jsonl 2>/dev/null || fail "shard 1"
+	status=0
+	"$whatif" --shard 2/2 --alloc-conf "" --plugin "$crash" --alloc-conf expandable_segments:True \
+		--plugin-dir "$plugin_dir" "$training" >shard2.jsonl 2>/dev/null || status=$?
+	expect_status 1
+	[ "$(jq -r .failure shard2.jsonl)" = "$crash_why" ] || fail "the shard's line lost the failure"
+	run --merge --format json shard2.jsonl shard1.jsonl
+	expect_status 1
+	strip_seconds out >merged
+	cmp -s single merged || fail "the merge differs from the single run"
+	grep -qxF "npumem-whatif: --plugin $crash: $crash_why" err || fail "the merge does not say which row failed"
+	;;
+svg_marks_a_failed_row_and_draws_the_others)
+	run --svg pic.svg --alloc-conf "" --plugin "$crash" --alloc-conf expandable_segments:True \
+		--plugin-dir "$plugin_dir" "$training"
+	expect_status 1
+	[ "$(grep -c '<polyline' pic.svg)" = 2 ] || fail "not 2 curves"
+	grep -q "^<g class=\"failed\"><title>$training:3: plug-in .*faulted in faulty_segv_alloc" pic.svg ||
+		fail "the failed row is not marked with why"
+	grep -q 'fill="none" .*>plugin .*faulty_segv_alloc faulty_free (failed, not drawn)<' pic.svg ||
+		fail "no empty swatch and label for the failed row"
+	;;
+killed_replay_process_fails_its_row)
+	# In process, a plug-in that never returns holds its row's process,
+	# which is then killed: row 0's, the first of --jobs 1.
+	command -v pgrep >/dev/null || { echo "SKIP: pgrep is not installed"; exit 77; }
+	printf '[allocator]\nplugin_isolation = none\n' >none.ini
+	"$whatif" --config none.ini --jobs 1 --format json \
+		--plugin "$plugin_dir/faulty.so faulty_loop_alloc faulty_free" --alloc-conf "" \
+		--plugin-dir "$plugin_dir" "$training" >out 2>err &
+	pid=$!
+	child=
+	for _ in $(seq 100); do child=$(pgrep -P $pid) && break; sleep 0.05; done
+	[ -n "$child" ] || fail "no replay process"
+	kill -KILL "$child"
+	status=0
+	wait $pid || status=$?
+	expect_status 1
+	expect_field 0 failure "its replay process was killed by signal 9 (Killed)"
+	expect_field 1 peak_reserved_bytes 7751073792
+	;;
+plugin_whose_init_faults_fails_its_row)
+	run --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so faulty_alloc faulty_free init=faulty_init_crash" \
+		--plugin-dir "$plugin_dir" "$training"
+	expect_status 1
+	expect_field 0 peak_reserved_bytes 7751073792
+	field 1 failure | grep -q "^the init hook of $plugin_dir/faulty.so faulted: signal 11 (Segmentation fault) at 0x[0-9a-f]*; not loaded$" ||
+		fail "row 1 does not say its init hook faulted"
+	;;
+advice_counts_only_the_rows_that_ran)
+	expandable_trace
+	run --device-capacity 64MiB --alloc-conf "" --plugin "$crash" --plugin-dir "$plugin_dir" \
+		expand.trace
+	expect_status 1
+	tail -n 1 out | grep -qx "Every setting that ran runs out of memory at this capacity; --min-capacity finds how much each needs." ||
+		fail "the advice does not set the failed row apart"
+	;;
+merge_of_failed_rows_only_says_none_ran)
+	printf '{"index":0,"rows":1,"settings":"/p/x.so a f","flavor":"npu","plugin":true,"failed":true,"failure":"x.trace:3: it faulted"}\n' >only.jsonl
+	run --merge only.jsonl
+	expect_status 1
+	sed -n 2p out | grep -qxF "plugin /p/x.so a f  failed: x.trace:3: it faulted" || fail "the failed row"
+	tail -n 1 out | grep -qx "No setting's replay ran to its end." || fail "the advice is not that none ran"
+	;;
+refused_plugin_spec_still_stops_everything)
+	run --alloc-conf "" --plugin "$plugin_dir/faulty.so nothere faulty_free" \
+		--plugin-dir "$plugin_dir" "$training"
+	expect_refused "has no function 'nothere' (ALLOC_FN)"
 	;;
 *)
 	echo "unknown case $case_name" >&2
