@@ -1,7 +1,7 @@
 /*
  * whatif_json.c - a row of npumem-whatif as one JSON line and back: what a
  * child process sends over its pipe, what a shard writes, what --merge
- * reads. The names are the issue's fields, upstream's stat names where
+ * reads. The names are npumem-whatif(1)'s fields, upstream's stat names where
  * they exist, so the same object serves --format json.
  */
 #include <errno.h>
