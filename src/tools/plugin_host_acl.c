@@ -9,6 +9,7 @@
  * cannot touch device memory on an NPU either), and an aclrtMemcpy moves
  * the plug-in's side of the bytes in the message.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +72,31 @@ static void exchange(struct pw_msg *m)
 		_exit(PW_EXIT_DAEMON_GONE);
 }
 
+/*
+ * The thread's last error (aclrtPeekAtLastError) is kept here, from what
+ * each of this thread's calls returned, not asked of the daemon: a lane is
+ * served by whichever of the daemon's threads took it, and every thread of
+ * the plug-in's own shares one daemon thread on the async channel, so the
+ * daemon's record would mix other threads' failures (and the daemon's own)
+ * into this one's; and refusals made here or by the daemon's checks of a
+ * host never reach the simulator's record. This is what one process gives
+ * a thread that runs only the plug-in: its own last failing call.
+ */
+static __thread aclError last_error;
+
+static aclError keep_error(aclError rc)
+{
+	if (rc != ACL_SUCCESS)
+		last_error = rc;
+	return rc;
+}
+
 static aclError rpc(struct pw_msg *m)
 {
 	if (!m)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return keep_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	exchange(m);
-	return m->rc;
+	return keep_error(m->rc);
 }
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
@@ -101,7 +121,7 @@ static aclError call1(enum pw_acl_op op, uint64_t a, uint64_t b, uint64_t c, uin
 	aclError rc;
 
 	if (!out)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m) {
 		m->v[0] = a;
 		m->v[1] = b;
@@ -125,6 +145,61 @@ const char *aclGetRecentErrMsg(void)
 	return text;
 }
 
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+	return level == ACL_RT_THREAD_LEVEL ? last_error : ACL_ERROR_INVALID_PARAM;
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+	aclError e = aclrtPeekAtLastError(level);
+
+	if (level == ACL_RT_THREAD_LEVEL)
+		last_error = ACL_SUCCESS;
+	return e;
+}
+
+/* Copies s into the message's data from `at`, NUL included, at most `max`
+ * bytes of it; where the next part starts. */
+static size_t put_part(struct pw_msg *m, size_t at, const char *s, size_t max)
+{
+	size_t n = strnlen(s ? s : "", max);
+
+	memcpy(m->data + at, s ? s : "", n);
+	m->data[at + n] = '\0';
+	return at + n + 1;
+}
+
+/*
+ * The daemon prints the line, so that it reads and goes where a plug-in's
+ * line does in the daemon: its pid, the level its environment keeps, its
+ * stdout (whose buffer this process would lose at its _exit) or stderr.
+ * The text is formatted here into as much as the simulator keeps; a
+ * function or file name longer than 16 KiB is cut there.
+ */
+void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line,
+	       const char *fmt, ...)
+{
+	struct pw_msg *m;
+	va_list ap;
+	size_t at;
+	int n;
+
+	if (!fmt || !(m = msg(PW_ACL, PW_ACL_AppLog)))
+		return;
+	m->v[0] = (uint64_t)(int64_t)logLevel;
+	m->v[1] = line;
+	at = put_part(m, 0, func, 16 << 10);
+	at = put_part(m, at, file, 16 << 10);
+	va_start(ap, fmt);
+	n = vsnprintf(m->data + at, 1024, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	m->len = (uint32_t)(at + strlen(m->data + at) + 1);
+	exchange(m);
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
 	return call0(PW_ACL_SetDevice, (uint64_t)(int64_t)deviceId, 0, 0);
@@ -133,7 +208,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 aclError aclrtGetDevice(int32_t *deviceId)
 {
 	uint64_t v = 0;
-	aclError rc = deviceId ? call1(PW_ACL_GetDevice, 0, 0, 0, &v) : ACL_ERROR_INVALID_PARAM;
+	aclError rc = call1(PW_ACL_GetDevice, 0, 0, 0, deviceId ? &v : NULL);
 
 	if (rc == ACL_SUCCESS)
 		*deviceId = (int32_t)v;
@@ -143,7 +218,7 @@ aclError aclrtGetDevice(int32_t *deviceId)
 aclError aclrtGetDeviceCount(uint32_t *count)
 {
 	uint64_t v = 0;
-	aclError rc = count ? call1(PW_ACL_GetDeviceCount, 0, 0, 0, &v) : ACL_ERROR_INVALID_PARAM;
+	aclError rc = call1(PW_ACL_GetDeviceCount, 0, 0, 0, count ? &v : NULL);
 
 	if (rc == ACL_SUCCESS)
 		*count = (uint32_t)v;
@@ -153,6 +228,16 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 aclError aclrtSynchronizeDevice(void)
 {
 	return call0(PW_ACL_SynchronizeDevice, 0, 0, 0);
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+	return call1(PW_ACL_GetCurrentContext, 0, 0, 0, (uint64_t *)context);
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+	return call0(PW_ACL_SetCurrentContext, U(context), 0, 0);
 }
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
@@ -176,7 +261,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	aclError rc;
 
 	if (!free || !total)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m)
 		m->v[0] = (uint64_t)attr;
 	rc = rpc(m);
@@ -187,13 +272,37 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	return rc;
 }
 
+/* As many entries as a message holds; the daemon refuses null outputs in
+ * the simulator's order of checks. */
+aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
+			      size_t inputNum, size_t *outputNum)
+{
+	const size_t fits = PW_MAX_DATA / sizeof(*memUsageInfo);
+	struct pw_msg *m = msg(PW_ACL, PW_ACL_GetMemUsageInfo);
+	aclError rc;
+
+	if (m) {
+		m->v[0] = deviceId;
+		m->v[1] = inputNum < fits ? inputNum : fits;
+		m->v[2] = memUsageInfo && outputNum;
+	}
+	rc = rpc(m);
+	if (rc != ACL_SUCCESS || !memUsageInfo || !outputNum)
+		return rc;
+	if (m->v[0] > inputNum || m->len != m->v[0] * sizeof(*memUsageInfo))
+		return keep_error(ACL_ERROR_INTERNAL_ERROR);
+	memcpy(memUsageInfo, m->data, m->len);
+	*outputNum = m->v[0];
+	return rc;
+}
+
 aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)
 {
 	struct pw_msg *m = msg(PW_ACL, PW_ACL_PointerGetAttributes);
 	aclError rc;
 
 	if (!attributes)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m)
 		m->v[0] = U(ptr);
 	rc = rpc(m);
@@ -230,7 +339,7 @@ static aclError copy_piece(enum pw_acl_op op, void *dst, size_t destMax, const v
 	aclError rc;
 
 	if (!m)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return keep_error(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	m->v[0] = U(dst);
 	m->v[1] = destMax;
 	m->v[2] = U(src);
@@ -259,7 +368,7 @@ static aclError copy(enum pw_acl_op op, void *dst, size_t destMax, const void *s
 	aclError rc;
 
 	if (!dst || !src || count > destMax)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (kind == ACL_MEMCPY_HOST_TO_HOST) {
 		memmove(dst, src, count);
 		return ACL_SUCCESS;
@@ -304,7 +413,7 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 	aclError rc;
 
 	if (!prop || !granularity)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m) {
 		m->v[0] = (uint64_t)option;
 		memcpy(m->data, prop, sizeof(*prop));
@@ -323,7 +432,7 @@ aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, vo
 	aclError rc;
 
 	if (!virPtr)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m) {
 		m->v[0] = size;
 		m->v[1] = alignment;
@@ -348,7 +457,7 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 	aclError rc;
 
 	if (!handle || !prop)
-		return ACL_ERROR_INVALID_PARAM;
+		return keep_error(ACL_ERROR_INVALID_PARAM);
 	if (m) {
 		m->v[0] = size;
 		m->v[1] = flags;
@@ -386,9 +495,84 @@ aclError aclrtUnmapMem(void *virPtr)
 	return call0(PW_ACL_UnmapMem, U(virPtr), 0, 0);
 }
 
+aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key, size_t len, uint64_t flag)
+{
+	struct pw_msg *m = msg(PW_ACL, PW_ACL_IpcMemGetExportKey);
+	aclError rc;
+
+	if (!key)
+		return keep_error(ACL_ERROR_INVALID_PARAM);
+	if (m) {
+		m->v[0] = U(devPtr);
+		m->v[1] = size;
+		m->v[2] = len;
+		m->v[3] = flag;
+	}
+	rc = rpc(m);
+	if (rc == ACL_SUCCESS && m->len == ACL_IPC_HANDLE_SIZE && len >= ACL_IPC_HANDLE_SIZE)
+		memcpy(key, m->data, ACL_IPC_HANDLE_SIZE);
+	return rc;
+}
+
+/* A key of ACL_IPC_HANDLE_SIZE bytes or more is sent cut, without its
+ * NUL: the daemon refuses it, as no key is that long. */
+static struct pw_msg *key_msg(enum pw_acl_op op, const char *key)
+{
+	struct pw_msg *m = msg(PW_ACL, op);
+
+	if (m) {
+		m->len = (uint32_t)strnlen(key, ACL_IPC_HANDLE_SIZE);
+		memcpy(m->data, key, m->len);
+		if (m->len < ACL_IPC_HANDLE_SIZE)
+			m->data[m->len++] = '\0';
+	}
+	return m;
+}
+
+aclError aclrtIpcMemImportByKey(void **devPtr, const char *key, uint64_t flag)
+{
+	struct pw_msg *m;
+	aclError rc;
+
+	if (!devPtr || !key)
+		return keep_error(ACL_ERROR_INVALID_PARAM);
+	if ((m = key_msg(PW_ACL_IpcMemImportByKey, key)))
+		m->v[0] = flag;
+	rc = rpc(m);
+	if (rc == ACL_SUCCESS)
+		*devPtr = P(m->v[0]);
+	return rc;
+}
+
+aclError aclrtIpcMemClose(const char *key)
+{
+	if (!key)
+		return keep_error(ACL_ERROR_INVALID_PARAM);
+	return rpc(key_msg(PW_ACL_IpcMemClose, key));
+}
+
+aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle, aclrtMemHandleType handleType,
+					 uint64_t flags, uint64_t *shareableHandle)
+{
+	return call1(PW_ACL_MemExportToShareableHandle, U(handle), (uint64_t)handleType, flags,
+		     shareableHandle);
+}
+
+aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId,
+					   aclrtDrvMemHandle *handle)
+{
+	return call1(PW_ACL_MemImportFromShareableHandle, shareableHandle,
+		     (uint64_t)(int64_t)deviceId, 0, (uint64_t *)handle);
+}
+
 aclError aclrtCreateStream(aclrtStream *stream)
 {
 	return call1(PW_ACL_CreateStream, 0, 0, 0, (uint64_t *)stream);
+}
+
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)
+{
+	return call1(PW_ACL_CreateStreamWithConfig, priority, flag, 0, (uint64_t *)stream);
 }
 
 aclError aclrtDestroyStream(aclrtStream stream)
@@ -404,8 +588,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream)
 aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
 {
 	uint64_t v = 0;
-	aclError rc = streamId ? call1(PW_ACL_StreamGetId, U(stream), 0, 0, &v)
-			       : ACL_ERROR_INVALID_PARAM;
+	aclError rc = call1(PW_ACL_StreamGetId, U(stream), 0, 0, streamId ? &v : NULL);
 
 	if (rc == ACL_SUCCESS)
 		*streamId = (int32_t)v;
@@ -425,8 +608,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)
 {
 	uint64_t v = 0;
-	aclError rc = status ? call1(PW_ACL_QueryEventStatus, U(event), 0, 0, &v)
-			     : ACL_ERROR_INVALID_PARAM;
+	aclError rc = call1(PW_ACL_QueryEventStatus, U(event), 0, 0, status ? &v : NULL);
 
 	if (rc == ACL_SUCCESS)
 		*status = (aclrtEventRecordedStatus)v;
@@ -447,38 +629,38 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
 {
 	(void)stream, (void)mode;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,
 				aclmdlRI *modelRI)
 {
 	(void)stream, (void)status, (void)modelRI;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 {
 	(void)stream, (void)modelRI;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
 {
 	(void)modelRI, (void)stream;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclError aclmdlRIDestroy(aclmdlRI modelRI)
 {
 	(void)modelRI;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId)
 {
 	(void)modelRI, (void)modelRIId;
-	return ACL_ERROR_FEATURE_UNSUPPORTED;
+	return keep_error(ACL_ERROR_FEATURE_UNSUPPORTED);
 }
 
 aclrtAllocatorDesc aclrtAllocatorCreateDesc(void)

@@ -31,6 +31,7 @@ struct ph_owned {
 	uint64_t key;
 	enum owned_kind kind;
 	uint64_t size;
+	unsigned more;   /* references beyond the first (an imported physical handle) */
 	UT_hash_handle hh;
 };
 
@@ -70,19 +71,39 @@ static void own(struct plugin_host *h, enum owned_kind kind, uint64_t key, uint6
 	pthread_mutex_unlock(&h->lock);
 }
 
-/* Whether the host owns key as kind; taken out of the table if `take`. */
+/* Whether the host owns key as kind; one reference taken if `take`, and
+ * with the last the key leaves the table. */
 static bool owns(struct plugin_host *h, enum owned_kind kind, uint64_t key, bool take)
+{
+	struct ph_owned *o;
+	bool gone = false;
+
+	pthread_mutex_lock(&h->lock);
+	HASH_FIND(hh, h->owned, &key, sizeof(key), o);
+	bool yes = o && o->kind == kind;
+	if (yes && take && o->more)
+		o->more--;
+	else if (yes && take) {
+		HASH_DEL(h->owned, o);
+		gone = true;
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (gone)
+		free(o);
+	return yes;
+}
+
+/* One more reference to what the host owns as kind, if it does. */
+static bool owns_again(struct plugin_host *h, enum owned_kind kind, uint64_t key)
 {
 	struct ph_owned *o;
 
 	pthread_mutex_lock(&h->lock);
 	HASH_FIND(hh, h->owned, &key, sizeof(key), o);
 	bool yes = o && o->kind == kind;
-	if (yes && take)
-		HASH_DEL(h->owned, o);
+	if (yes)
+		o->more++;
 	pthread_mutex_unlock(&h->lock);
-	if (yes && take)
-		free(o);
 	return yes;
 }
 
@@ -255,6 +276,9 @@ static aclError serve_stream(struct plugin_host *h, struct pw_msg *m)
 	case PW_ACL_CreateStream:
 		rc = aclrtCreateStream(&p);
 		return made(h, rc, OWN_STREAM, p, 0, m);
+	case PW_ACL_CreateStreamWithConfig:
+		rc = aclrtCreateStreamWithConfig(&p, (uint32_t)m->v[0], (uint32_t)m->v[1]);
+		return made(h, rc, OWN_STREAM, p, 0, m);
 	case PW_ACL_DestroyStream:
 		return give_back(h, OWN_STREAM, m->v[0], destroy_stream);
 	case PW_ACL_SynchronizeStream:
@@ -287,16 +311,43 @@ static aclError serve_stream(struct plugin_host *h, struct pw_msg *m)
 	}
 }
 
+/* The entries fill the message: v[1] at most as many as fit, v[2] whether
+ * the host's caller gave somewhere to put them (the simulator says which
+ * is wrong first, a device or a null pointer). */
+static aclError mem_usage(struct pw_msg *m)
+{
+	const uint64_t fits = PW_MAX_DATA / sizeof(aclrtMemUsageInfo);
+	aclrtMemUsageInfo *info = m->v[2] ? (aclrtMemUsageInfo *)(void *)m->data : NULL;
+	size_t n = 0;
+	aclError rc;
+
+	if (m->v[0] > UINT32_MAX || m->v[1] > fits)
+		return ACL_ERROR_INVALID_PARAM;
+	rc = aclrtGetMemUsageInfo((uint32_t)m->v[0], info, m->v[1], info ? &n : NULL);
+	m->v[0] = rc == ACL_SUCCESS && n <= m->v[1] ? n : 0;
+	m->len = (uint32_t)(m->v[0] * sizeof(aclrtMemUsageInfo));
+	return rc;
+}
+
 static aclError serve_device(struct pw_msg *m)
 {
 	int32_t dev = 0;
 	uint32_t count = 0;
 	size_t free_b = 0, total = 0;
 	aclrtPtrAttributes attr;
+	aclrtContext ctx = NULL;
 	void *base = NULL;
 	aclError rc;
 
 	switch (m->op) {
+	case PW_ACL_GetCurrentContext:
+		rc = aclrtGetCurrentContext(&ctx);
+		m->v[0] = U(ctx);
+		return rc;
+	case PW_ACL_SetCurrentContext:
+		return aclrtSetCurrentContext(P(m->v[0]));
+	case PW_ACL_GetMemUsageInfo:
+		return mem_usage(m);
 	case PW_ACL_SetDevice:
 		return aclrtSetDevice((int32_t)m->v[0]);
 	case PW_ACL_GetDevice:
@@ -563,6 +614,120 @@ static aclError serve_filter(struct plugin_host *h, struct pw_msg *m)
 	return ((npumemfs_stream_filter)P(f->filter))(P(m->v[2]), P(f->arg)) ? 1 : 0;
 }
 
+/*
+ * Sharing memory: a host shares and imports only memory of its own. A
+ * key or number names a block or handle, which the host must own, so
+ * that a key read from somewhere cannot reach another tensor's memory,
+ * nor its close withdraw another's key.
+ */
+static aclError export_key(struct plugin_host *h, struct pw_msg *m)
+{
+	aclError rc;
+
+	if (!owns(h, OWN_DEVICE, m->v[0], false))
+		return ACL_ERROR_INVALID_PARAM;
+	rc = aclrtIpcMemGetExportKey(P(m->v[0]), m->v[1], m->data,
+				     m->v[2] < PW_MAX_DATA ? m->v[2] : PW_MAX_DATA, m->v[3]);
+	m->len = rc == ACL_SUCCESS ? ACL_IPC_HANDLE_SIZE : 0;
+	return rc;
+}
+
+/* The key in the message, a string of less than ACL_IPC_HANDLE_SIZE
+ * bytes, or NULL. */
+static const char *key_of(const struct pw_msg *m)
+{
+	if (m->len == 0 || m->len > ACL_IPC_HANDLE_SIZE || m->data[m->len - 1] != '\0')
+		return NULL;
+	return m->data;
+}
+
+/* Whether the block `key` names is the host's: an import tells, and is
+ * undone at once (a close takes back an import before it withdraws). */
+static bool owns_key(struct plugin_host *h, const char *key)
+{
+	void *p = NULL;
+
+	if (!key || aclrtIpcMemImportByKey(&p, key, 0) != ACL_SUCCESS)
+		return false;
+	aclrtIpcMemClose(key);
+	return owns(h, OWN_DEVICE, U(p), false);
+}
+
+/* An import of a number is one more reference to that handle, freed with
+ * aclrtFreePhysical like the first. */
+static aclError import_shareable(struct plugin_host *h, struct pw_msg *m)
+{
+	void *p = NULL;
+	aclError rc = aclrtMemImportFromShareableHandle(m->v[0], (int32_t)m->v[1], &p);
+
+	if (rc != ACL_SUCCESS)
+		return rc;
+	if (!owns_again(h, OWN_PHYSICAL, U(p))) {
+		aclrtFreePhysical(p);
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	m->v[0] = U(p);
+	return rc;
+}
+
+static aclError serve_ipc(struct plugin_host *h, struct pw_msg *m)
+{
+	const char *key = m->op == PW_ACL_IpcMemGetExportKey ? NULL : key_of(m);
+	uint64_t number = 0;
+	void *p = NULL;
+	aclError rc;
+
+	switch (m->op) {
+	case PW_ACL_IpcMemGetExportKey:
+		return export_key(h, m);
+	case PW_ACL_IpcMemImportByKey:
+		m->len = 0;
+		if (!owns_key(h, key))
+			return ACL_ERROR_INVALID_PARAM;
+		rc = aclrtIpcMemImportByKey(&p, key, m->v[0]);
+		m->v[0] = U(p);
+		return rc;
+	case PW_ACL_IpcMemClose:
+		m->len = 0;
+		return owns_key(h, key) ? aclrtIpcMemClose(key) : ACL_ERROR_INVALID_PARAM;
+	case PW_ACL_MemExportToShareableHandle:
+		m->len = 0;
+		if (!owns(h, OWN_PHYSICAL, m->v[0], false))
+			return ACL_ERROR_INVALID_PARAM;
+		rc = aclrtMemExportToShareableHandle(P(m->v[0]), (aclrtMemHandleType)m->v[1],
+						     m->v[2], &number);
+		m->v[0] = number;
+		return rc;
+	default:
+		m->len = 0;
+		return import_shareable(h, m);
+	}
+}
+
+/* An application's log line, printed by the daemon as one of its own
+ * plug-ins' would be: its pid, its level setting, its stdout or stderr.
+ * The message holds the function, the file and the formatted text, each
+ * ending with its NUL. */
+static aclError serve_app_log(struct pw_msg *m)
+{
+	const char *part[3];
+	size_t len = m->len, at = 0;
+
+	m->len = 0;
+	for (int i = 0; i < 3; i++) {
+		const char *end = at < len ? memchr(m->data + at, '\0', len - at) : NULL;
+
+		if (!end)
+			return ACL_ERROR_INVALID_PARAM;
+		part[i] = m->data + at;
+		at = (size_t)(end - m->data) + 1;
+	}
+	if (at != len || m->v[0] > INT32_MAX || m->v[1] > UINT32_MAX)
+		return ACL_ERROR_INVALID_PARAM;
+	aclAppLog((aclLogLevel)m->v[0], part[0], part[1], (uint32_t)m->v[1], "%s", part[2]);
+	return ACL_SUCCESS;
+}
+
 void ph_serve(struct plugin_host *h, struct pw_msg *m)
 {
 	enum pw_acl_op op = (enum pw_acl_op)m->op;
@@ -583,6 +748,14 @@ void ph_serve(struct plugin_host *h, struct pw_msg *m)
 		m->rc = serve_vm(h, m);
 		return;
 	}
+	if (op == PW_ACL_AppLog) {
+		m->rc = serve_app_log(m);
+		return;
+	}
+	if (op >= PW_ACL_IpcMemGetExportKey && op <= PW_ACL_MemImportFromShareableHandle) {
+		m->rc = serve_ipc(h, m);
+		return;
+	}
 	m->len = 0;
 	switch (op) {
 	case PW_ACL_GetRecentErrMsg:
@@ -600,14 +773,16 @@ void ph_serve(struct plugin_host *h, struct pw_msg *m)
 	case PW_ACL_MapMem: case PW_ACL_UnmapMem:
 		m->rc = serve_vm(h, m);
 		return;
-	case PW_ACL_CreateStream: case PW_ACL_DestroyStream: case PW_ACL_SynchronizeStream:
+	case PW_ACL_CreateStream: case PW_ACL_CreateStreamWithConfig:
+	case PW_ACL_DestroyStream: case PW_ACL_SynchronizeStream:
 	case PW_ACL_StreamGetId: case PW_ACL_CreateEvent: case PW_ACL_RecordEvent:
 	case PW_ACL_QueryEventStatus: case PW_ACL_SynchronizeEvent: case PW_ACL_DestroyEvent:
 		m->rc = serve_stream(h, m);
 		return;
 	case PW_ACL_SetDevice: case PW_ACL_GetDevice: case PW_ACL_GetDeviceCount:
 	case PW_ACL_SynchronizeDevice: case PW_ACL_GetMemInfo: case PW_ACL_PointerGetAttributes:
-	case PW_ACL_MemGetAddressRange:
+	case PW_ACL_MemGetAddressRange: case PW_ACL_GetCurrentContext:
+	case PW_ACL_SetCurrentContext: case PW_ACL_GetMemUsageInfo:
 		m->rc = serve_device(m);
 		return;
 	case PW_ACL_MallocBlock: case PW_ACL_FreeBlock: case PW_ACL_GetBlockPtr:

@@ -67,7 +67,11 @@ enum pw_kind {
 	X(AllocatorSetAllocAdviseFuncToDesc)                                   \
 	X(AllocatorSetGetAddrFromBlockFuncToDesc) X(AllocatorRegister)         \
 	X(AllocatorUnregister) X(AllocatorGetByStream)                         \
-	X(MallocBlock) X(FreeBlock) X(GetBlockPtr) X(GetBlockSize)
+	X(MallocBlock) X(FreeBlock) X(GetBlockPtr) X(GetBlockSize)             \
+	X(GetCurrentContext) X(SetCurrentContext) X(GetMemUsageInfo)           \
+	X(CreateStreamWithConfig) X(IpcMemGetExportKey) X(IpcMemImportByKey)   \
+	X(IpcMemClose) X(MemExportToShareableHandle)                           \
+	X(MemImportFromShareableHandle) X(AppLog)
 
 enum pw_acl_op {
 #define PW_X(name) PW_ACL_##name,
