@@ -80,7 +80,7 @@ struct sim_device *sim_device_holding(const void *p)
 	for (int i = 0; i < sim.ndev; i++) {
 		struct sim_device *d = &sim.device[i];
 
-		if (c >= d->base && c < d->base + d->va_pages * d->page_size)
+		if (c >= d->base && c < d->base + d->span_pages * d->page_size)
 			return d;
 	}
 	return NULL;

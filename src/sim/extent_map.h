@@ -15,6 +15,16 @@
 
 #include <bsd/sys/tree.h>
 
+/*
+ * A device maps its memory page by page, so an allocation needs free
+ * pages, not a free run of them. A map that places a device's pages in
+ * runs (addresses for aclrtMalloc, offsets in a memory file for physical
+ * handles) spans this many times the memory: addresses and file offsets
+ * cost no RAM, so the runs' fragmentation cannot refuse what the free
+ * pages allow, and the owner's count of pages in use decides.
+ */
+#define EXTENT_SPAN_FACTOR 4
+
 struct extent {
 	uint64_t start;   /* first page */
 	uint64_t npages;

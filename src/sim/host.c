@@ -37,7 +37,8 @@ int sim_host_open(const struct npusim_host_config *c)
 	h->phys_fd = -1;
 	h->malloc_fault = (struct sim_fault){ 0 };
 	h->ctr = (struct npusim_host_counters){ .capacity = capacity };
-	if (extent_map_init(&h->phys, capacity / h->page_size) < 0)
+	/* Host pages behind handles are placed as a device's are. */
+	if (extent_map_init(&h->phys, capacity / h->page_size * EXTENT_SPAN_FACTOR) < 0)
 		return -ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
 	return 0;
@@ -161,7 +162,7 @@ aclError sim_host_take_physical(struct vm_phys *ph, uint64_t size)
 	aclError rc = ACL_SUCCESS;
 
 	pthread_mutex_lock(&h->lock);
-	if (npages > h->phys.npages || !sim_host_take(bytes))
+	if (bytes > h->capacity || !sim_host_take(bytes))
 		rc = ACL_ERROR_RT_MEMORY_ALLOCATION;
 	else if (sim_phys_open(&h->phys_fd, h->phys.npages * h->page_size) < 0 ||
 		 extent_map_alloc(&h->phys, npages, &ph->pages) < 0) {

@@ -74,18 +74,18 @@ static char *map_aligned(uint64_t len, uint64_t page)
 	return base;
 }
 
-/* aclrtMalloc's address space: SIM_ADDRESS_FACTOR times the memory where
+/* aclrtMalloc's address space: EXTENT_SPAN_FACTOR times the memory where
  * the host can map that much (it costs no memory, only addresses), else
  * the memory alone, as under ThreadSanitizer with very large devices. */
 static int map_address_space(struct sim_device *d)
 {
-	uint64_t factor = SIM_ADDRESS_FACTOR;
+	uint64_t factor = EXTENT_SPAN_FACTOR;
 
-	if (d->npages > UINT64_MAX / SIM_ADDRESS_FACTOR / d->page_size)
+	if (d->npages > UINT64_MAX / EXTENT_SPAN_FACTOR / d->page_size)
 		factor = 1;
 	for (;; factor = 1) {
-		d->va_pages = d->npages * factor;
-		d->base = map_aligned(d->va_pages * d->page_size, d->page_size);
+		d->span_pages = d->npages * factor;
+		d->base = map_aligned(d->span_pages * d->page_size, d->page_size);
 		if (d->base || factor == 1)
 			return d->base ? 0 : -ENOMEM;
 	}
@@ -105,13 +105,13 @@ static int device_open(struct sim_device *d, int index,
 	d->default_stream.self = &d->default_stream;
 	if (map_address_space(d) < 0)
 		return -ENOMEM;
-	if (extent_map_init(&d->mem, d->va_pages) < 0) {
-		munmap(d->base, d->va_pages * d->page_size);
+	if (extent_map_init(&d->mem, d->span_pages) < 0) {
+		munmap(d->base, d->span_pages * d->page_size);
 		return -ENOMEM;
 	}
-	if (extent_map_init(&d->phys, d->npages) < 0) {
+	if (extent_map_init(&d->phys, d->span_pages) < 0) {
 		extent_map_destroy(&d->mem);
-		munmap(d->base, d->va_pages * d->page_size);
+		munmap(d->base, d->span_pages * d->page_size);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&d->lock, NULL);
@@ -122,7 +122,7 @@ static void device_close(struct sim_device *d)
 {
 	extent_map_destroy(&d->mem);
 	extent_map_destroy(&d->phys);
-	munmap(d->base, d->va_pages * d->page_size);
+	munmap(d->base, d->span_pages * d->page_size);
 	if (d->phys_fd >= 0)
 		close(d->phys_fd);
 	pthread_mutex_destroy(&d->lock);

@@ -26,9 +26,8 @@ static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
 
 	if (sim_fault_fires(&d->malloc_fault))
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
-	/* Free pages decide, as on a device that maps its memory page by page
-	 * (physical handles share them); the address space, larger than the
-	 * memory, has a run for them. */
+	/* Free pages decide (physical handles share them); the address
+	 * space, larger than the memory, has a run for them (extent_map.h). */
 	if (npages > d->npages || d->ctr.used + page_bytes(d, npages) > page_bytes(d, d->npages))
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (extent_map_alloc(&d->mem, npages, &e) < 0)

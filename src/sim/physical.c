@@ -59,7 +59,8 @@ static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phy
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (npages > d->npages || d->ctr.used + bytes > d->npages * d->page_size)
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
-	if (sim_phys_open(&d->phys_fd, d->npages * d->page_size) < 0)
+	/* The file is sparse: its span costs what is written to it. */
+	if (sim_phys_open(&d->phys_fd, d->span_pages * d->page_size) < 0)
 		return sim_status(ACL_ERROR_BAD_ALLOC);
 	if (extent_map_alloc(&d->phys, npages, &ph->pages) < 0)
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);

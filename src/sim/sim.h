@@ -64,9 +64,6 @@ struct sim_stream {
 	UT_hash_handle hh;
 };
 
-/* aclrtMalloc's address space per byte of device memory (struct sim_device). */
-#define SIM_ADDRESS_FACTOR 4
-
 struct sim_device {
 	pthread_mutex_t lock;
 	uint64_t capacity;
@@ -75,13 +72,9 @@ struct sim_device {
 	_Atomic uint64_t free_latency_us;
 	char *base;            /* page-aligned; device pointers live here */
 	uint64_t npages;       /* usable pages: capacity / page_size */
-	/* Address space for aclrtMalloc, SIM_ADDRESS_FACTOR times the pages:
-	 * a device maps its memory page by page, so an allocation needs free
-	 * pages, not a free run of them; a range larger than the memory keeps
-	 * the runs' fragmentation from refusing what the pages allow. */
-	uint64_t va_pages;
+	uint64_t span_pages;   /* of mem and phys: EXTENT_SPAN_FACTOR times npages, or npages */
 	struct extent_map mem; /* aclrtMalloc's addresses, page i at base + i * page_size */
-	struct extent_map phys; /* aclrtMallocPhysical space, page i at phys_fd offset i * page_size */
+	struct extent_map phys; /* aclrtMallocPhysical's pages, page i at phys_fd offset i * page_size */
 	bool phys_ready;
 	int phys_fd;
 	struct npusim_counters ctr;

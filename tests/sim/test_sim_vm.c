@@ -93,6 +93,36 @@ static void physical_memory_rounds_to_pages_and_counts_against_capacity(void **s
 	assert_int_equal(used_bytes(0), 0);
 }
 
+/* Free pages apart from each other make a handle of them all, mapped
+ * whole, every byte of it usable: pages decide, not a free run. */
+static void free_pages_apart_make_one_physical_handle_of_them_all(void **state)
+{
+	aclrtDrvMemHandle h[4], two;
+	unsigned char in[4096], out[4096];
+	char *va;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		h[i] = physical(2 * MiB, 0);
+	assert_int_equal(aclrtFreePhysical(h[0]), ACL_SUCCESS);
+	assert_int_equal(aclrtFreePhysical(h[2]), ACL_SUCCESS);
+	two = physical(4 * MiB, 0);
+	assert_int_equal(used_bytes(0), 8 * MiB);
+	va = reserve(4 * MiB);
+	assert_int_equal(aclrtMapMem(va, 4 * MiB, 0, two, 0), ACL_SUCCESS);
+	memset(in, 0xa5, sizeof(in));
+	assert_int_equal(aclrtMemcpy(va + 4 * MiB - 4096, 4096, in, 4096,
+				     ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+	assert_int_equal(aclrtMemcpy(out, 4096, va + 4 * MiB - 4096, 4096,
+				     ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+	assert_memory_equal(in, out, 4096);
+	aclrtUnmapMem(va);
+	aclrtReleaseMemAddress(va);
+	aclrtFreePhysical(two);
+	aclrtFreePhysical(h[1]);
+	aclrtFreePhysical(h[3]);
+}
+
 static void bytes_survive_unmap_and_reappear_where_the_handle_is_mapped_next(void **state)
 {
 	unsigned char in[4096], out[4096];
@@ -302,6 +332,7 @@ int main(void)
 		SIM_TEST(granularity_is_the_device_page_size, two_8mib_devices),
 		SIM_TEST(a_reservation_is_page_aligned_and_not_device_memory_until_mapped, two_8mib_devices),
 		SIM_TEST(physical_memory_rounds_to_pages_and_counts_against_capacity, two_8mib_devices),
+		SIM_TEST(free_pages_apart_make_one_physical_handle_of_them_all, two_8mib_devices),
 		SIM_TEST(bytes_survive_unmap_and_reappear_where_the_handle_is_mapped_next, two_8mib_devices),
 		SIM_TEST(the_offset_selects_which_part_of_a_handle_is_mapped, two_8mib_devices),
 		SIM_TEST(adjacent_mappings_form_one_device_range_and_a_gap_breaks_it, two_8mib_devices),

@@ -4,8 +4,10 @@
  * two allocators see the same device:
  *
  * - device memory in 2 MiB pages, placed by the simulator's own extent map
- *   (src/sim/extent_map.c: best fit, lowest address among equals), one
- *   count of bytes in use shared with physical handles, OOM past capacity;
+ *   (src/sim/extent_map.c: best fit, lowest address among equals) in runs
+ *   spanning four times the memory (EXTENT_SPAN_FACTOR), one count of bytes
+ *   in use shared with physical handles, OOM past capacity: free pages
+ *   decide, not a free run of them;
  * - virtual memory for expandable segments: reservations, physical
  *   handles of whole pages from a second extent map, map and unmap;
  * - streams whose work is open-ended (fakecuda_launch_open) until the
@@ -66,8 +68,8 @@ static void fc_up(void)
 		return;
 	fc.capacity = cap ? strtoull(cap, NULL, 0) : (uint64_t)32 << 30;
 	fc.capacity -= fc.capacity % PAGE;
-	if (extent_map_init(&fc.mem, fc.capacity / PAGE) != 0 ||
-	    extent_map_init(&fc.phys, fc.capacity / PAGE) != 0) {
+	if (extent_map_init(&fc.mem, fc.capacity / PAGE * EXTENT_SPAN_FACTOR) != 0 ||
+	    extent_map_init(&fc.phys, fc.capacity / PAGE * EXTENT_SPAN_FACTOR) != 0) {
 		fprintf(stderr, "fakecuda: no memory for the device's page maps\n");
 		abort();
 	}
