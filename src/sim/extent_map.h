@@ -20,10 +20,21 @@
  * pages, not a free run of them. A map that places a device's pages in
  * runs (addresses for aclrtMalloc, offsets in a memory file for physical
  * handles) spans this many times the memory: addresses and file offsets
- * cost no RAM, so the runs' fragmentation cannot refuse what the free
- * pages allow, and the owner's count of pages in use decides.
+ * cost no RAM, and the owner's count of pages in use decides. The runs
+ * can still be cut up too finely to hold a request the free pages allow,
+ * but only by a contrived pattern (blocks of every power of two, every
+ * second one freed, half the memory in use); the simulator then says so
+ * in the call's recent error (aclGetRecentErrMsg).
  */
 #define EXTENT_SPAN_FACTOR 4
+
+/* The span of a map placing `npages` pages: EXTENT_SPAN_FACTOR times them,
+ * or `npages` where that many pages of `page` bytes would not fit in 64 bits. */
+static inline uint64_t extent_span_pages(uint64_t npages, uint64_t page)
+{
+	return npages > UINT64_MAX / EXTENT_SPAN_FACTOR / page ? npages
+							      : npages * EXTENT_SPAN_FACTOR;
+}
 
 struct extent {
 	uint64_t start;   /* first page */

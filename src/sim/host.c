@@ -38,7 +38,7 @@ int sim_host_open(const struct npusim_host_config *c)
 	h->malloc_fault = (struct sim_fault){ 0 };
 	h->ctr = (struct npusim_host_counters){ .capacity = capacity };
 	/* Host pages behind handles are placed as a device's are. */
-	if (extent_map_init(&h->phys, capacity / h->page_size * EXTENT_SPAN_FACTOR) < 0)
+	if (extent_map_init(&h->phys, extent_span_pages(capacity / h->page_size, h->page_size)) < 0)
 		return -ENOMEM;
 	pthread_mutex_init(&h->lock, NULL);
 	return 0;

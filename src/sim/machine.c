@@ -79,16 +79,13 @@ static char *map_aligned(uint64_t len, uint64_t page)
  * the memory alone, as under ThreadSanitizer with very large devices. */
 static int map_address_space(struct sim_device *d)
 {
-	uint64_t factor = EXTENT_SPAN_FACTOR;
-
-	if (d->npages > UINT64_MAX / EXTENT_SPAN_FACTOR / d->page_size)
-		factor = 1;
-	for (;; factor = 1) {
-		d->span_pages = d->npages * factor;
+	d->span_pages = extent_span_pages(d->npages, d->page_size);
+	d->base = map_aligned(d->span_pages * d->page_size, d->page_size);
+	if (!d->base && d->span_pages != d->npages) {
+		d->span_pages = d->npages;
 		d->base = map_aligned(d->span_pages * d->page_size, d->page_size);
-		if (d->base || factor == 1)
-			return d->base ? 0 : -ENOMEM;
 	}
+	return d->base ? 0 : -ENOMEM;
 }
 
 static int device_open(struct sim_device *d, int index,

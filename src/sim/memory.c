@@ -19,7 +19,7 @@ static uint64_t page_bytes(const struct sim_device *d, uint64_t npages)
 }
 
 /* 0, or an ACL error; the caller holds d->lock. */
-static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
+static aclError take_pages(struct sim_device *d, const char *call, uint64_t bytes, void **out)
 {
 	uint64_t npages = bytes / d->page_size + (bytes % d->page_size != 0);
 	struct extent *e;
@@ -31,7 +31,7 @@ static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
 	if (npages > d->npages || d->ctr.used + page_bytes(d, npages) > page_bytes(d, d->npages))
 		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
 	if (extent_map_alloc(&d->mem, npages, &e) < 0)
-		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
+		return sim_span_refused(call, d->span_pages, npages);
 	e->bytes = bytes;
 	sim_account_alloc(d, page_bytes(d, npages));
 	d->ctr.malloc_calls++;
@@ -41,7 +41,7 @@ static aclError take_pages(struct sim_device *d, uint64_t bytes, void **out)
 	return ACL_SUCCESS;
 }
 
-static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
+static aclError device_malloc(const char *call, void **devPtr, size_t size, uint64_t pad)
 {
 	struct sim_device *d;
 	uint64_t t0, bytes;
@@ -59,7 +59,7 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 		rc = ACL_ERROR_RT_MEMORY_ALLOCATION;
 	} else {
 		bytes = ((uint64_t)size + 31) / 32 * 32 + pad;
-		rc = take_pages(d, bytes, devPtr);
+		rc = take_pages(d, call, bytes, devPtr);
 	}
 	if (rc != ACL_SUCCESS)
 		d->ctr.malloc_failures++;
@@ -71,13 +71,13 @@ static aclError device_malloc(void **devPtr, size_t size, uint64_t pad)
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
 	(void)policy;
-	return device_malloc(devPtr, size, 32);
+	return device_malloc("aclrtMalloc", devPtr, size, 32);
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
 	(void)policy;
-	return device_malloc(devPtr, size, 0);
+	return device_malloc("aclrtMallocAlign32", devPtr, size, 0);
 }
 
 aclError aclrtFree(void *devPtr)

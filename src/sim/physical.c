@@ -63,7 +63,7 @@ static aclError take_physical(struct sim_device *d, uint64_t size, struct vm_phy
 	if (sim_phys_open(&d->phys_fd, d->span_pages * d->page_size) < 0)
 		return sim_status(ACL_ERROR_BAD_ALLOC);
 	if (extent_map_alloc(&d->phys, npages, &ph->pages) < 0)
-		return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
+		return sim_span_refused("aclrtMallocPhysical", d->span_pages, npages);
 	ph->size = bytes;
 	sim_account_alloc(d, bytes);
 	d->ctr.physical_used += bytes;

@@ -22,6 +22,15 @@ void sim_set_recent_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+aclError sim_span_refused(const char *call, uint64_t span_pages, uint64_t npages)
+{
+	sim_set_recent_error("%s: %llu pages are free but no run of them is left in the "
+			     "simulator's span of %llu pages, cut up by earlier allocations: a "
+			     "limit of the simulator, not of the device", call,
+			     (unsigned long long)npages, (unsigned long long)span_pages);
+	return sim_status(ACL_ERROR_RT_MEMORY_ALLOCATION);
+}
+
 const char *aclGetRecentErrMsg(void)
 {
 	if (recent[0] == '\0')

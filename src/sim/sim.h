@@ -142,6 +142,9 @@ int sim_current_device(void);
 aclError sim_status(aclError e);
 /* What aclGetRecentErrMsg tells the calling thread next. */
 void sim_set_recent_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The pages were free but the span had no run for them (extent_map.h):
+ * a limit of the simulator's, not the device's, said in the recent error. */
+aclError sim_span_refused(const char *call, uint64_t span_pages, uint64_t npages);
 /* The device whose aclrtMalloc range holds `p`, or NULL. */
 struct sim_device *sim_device_holding(const void *p);
 /* Whether [p, p + n) lies in one live aclrtMalloc block or mapped VM. */

@@ -39,6 +39,13 @@ static inline int one_16mib_device(void **state)
 	return 0;
 }
 
+static inline int one_512mib_device(void **state)
+{
+	(void)state;
+	start_sim(1, 512 * MiB);
+	return 0;
+}
+
 static inline int two_8mib_devices(void **state)
 {
 	(void)state;

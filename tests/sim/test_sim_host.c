@@ -127,6 +127,32 @@ static void host_pages_map_into_a_reservation_and_keep_their_bytes(void **state)
 	assert_int_equal(aclrtReleaseMemAddress(va), ACL_SUCCESS);
 }
 
+/* Host pages behind handles are placed as a device's: freed handles apart
+ * from each other make a larger one, every byte of it usable. */
+static void freed_host_pages_apart_make_one_handle_of_them_all(void **state)
+{
+	aclrtPhysicalMemProp prop = on_host();
+	aclrtDrvMemHandle h[4], two = NULL;
+	void *va = NULL;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(aclrtMallocPhysical(&h[i], 16 * MiB, &prop, 0), ACL_SUCCESS);
+	assert_int_equal(aclrtFreePhysical(h[0]), ACL_SUCCESS);
+	assert_int_equal(aclrtFreePhysical(h[2]), ACL_SUCCESS);
+	assert_int_equal(aclrtMallocPhysical(&two, 32 * MiB, &prop, 0), ACL_SUCCESS);
+	assert_int_equal(host().physical_used, 64 * MiB);
+	assert_int_equal(aclrtReserveMemAddress(&va, 32 * MiB, 0, NULL, 0), ACL_SUCCESS);
+	assert_int_equal(aclrtMapMem(va, 32 * MiB, 0, two, 0), ACL_SUCCESS);
+	memcpy((char *)va + 32 * MiB - 6, "pinned", 6);
+	assert_memory_equal((char *)va + 32 * MiB - 6, "pinned", 6);
+	assert_int_equal(aclrtUnmapMem(va), ACL_SUCCESS);
+	assert_int_equal(aclrtReleaseMemAddress(va), ACL_SUCCESS);
+	aclrtFreePhysical(two);
+	aclrtFreePhysical(h[1]);
+	aclrtFreePhysical(h[3]);
+}
+
 static void host_pages_beyond_the_capacity_fail(void **state)
 {
 	aclrtPhysicalMemProp prop = on_host();
@@ -208,6 +234,7 @@ int main(void)
 		SIM_TEST(an_injected_fault_fails_the_nth_host_malloc, host_of_64mib),
 		SIM_TEST(host_pages_map_into_a_reservation_and_keep_their_bytes, host_of_64mib),
 		SIM_TEST(host_pages_beyond_the_capacity_fail, host_of_64mib),
+		SIM_TEST(freed_host_pages_apart_make_one_handle_of_them_all, host_of_64mib),
 		SIM_TEST(an_h2d_copy_captured_from_pinned_memory_replays_its_bytes, host_of_64mib),
 		cmocka_unit_test_setup_teardown(a_bad_host_capacity_is_refused, no_setup, no_teardown),
 	};

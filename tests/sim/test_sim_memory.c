@@ -84,6 +84,8 @@ static void request_larger_than_the_device_ooms(void **state)
 
 	(void)state;
 	assert_int_equal(aclrtMallocAlign32(&p, 8 * MiB + 1, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
+	/* Within the span of addresses, past the memory. */
+	assert_int_equal(aclrtMallocAlign32(&p, 16 * MiB, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
 	assert_int_equal(aclrtMallocAlign32(&p, SIZE_MAX, 0), ACL_ERROR_RT_MEMORY_ALLOCATION);
 }
 
@@ -194,7 +196,7 @@ static void simulated_latency_is_spent_and_counted(void **state)
 }
 
 /* Best fit: a 2-page request goes to the 2-page hole at page 1, not to the
- * 4-page tail at page 4. */
+ * free tail from page 4 on. */
 static void best_fit_prefers_the_smallest_hole(void **state)
 {
 	void *a, *b, *c, *d;
@@ -227,6 +229,7 @@ static void freed_neighbours_merge_into_one_run(void **state)
 	aclrtFree(p[0]);
 	aclrtFree(p[3]);
 	assert_int_equal(aclrtMallocAlign32(&big, 8 * MiB, 0), ACL_SUCCESS);
+	assert_ptr_equal(big, p[0]);
 	aclrtFree(big);
 }
 
@@ -252,6 +255,58 @@ static void free_pages_apart_hold_one_allocation_of_them_all(void **state)
 	aclrtFree(big);
 	aclrtFree(p[1]);
 	aclrtFree(p[3]);
+}
+
+/*
+ * The span's limit, pinned down: blocks of 1, 2, 4, ... pages up to the
+ * capacity, every second block of each size freed after each round, cut a
+ * 512 MiB device's span (four times its 256 pages) so that 128 free pages
+ * find no run. The refusal says it is the simulator's, not the device's.
+ */
+static void a_span_cut_up_by_a_contrived_pattern_says_it_is_the_simulators_limit(void **state)
+{
+	enum { PAGES = 256 };
+	void *live[2 * PAGES];
+	uint64_t size[2 * PAGES], used = 0, refused = 0;
+	int n = 0;
+	aclError rc = ACL_SUCCESS;
+
+	(void)state;
+	for (uint64_t s = 1; s <= PAGES / 2 && rc == ACL_SUCCESS; s *= 2) {
+		while (used + s <= PAGES && rc == ACL_SUCCESS) {
+			rc = aclrtMallocAlign32(&live[n], s * 2 * MiB, 0);
+			if (rc == ACL_SUCCESS) {
+				size[n++] = s;
+				used += s;
+			} else {
+				refused = s;
+			}
+		}
+		for (uint64_t c = 1; c <= s && rc == ACL_SUCCESS; c *= 2) {
+			int k = 0, kept = 0;
+
+			for (int i = 0; i < n; i++) {
+				if (size[i] == c && k++ % 2) {
+					aclrtFree(live[i]);
+					used -= c;
+				} else {
+					live[kept] = live[i];
+					size[kept++] = size[i];
+				}
+			}
+			n = kept;
+		}
+	}
+	assert_int_equal(rc, ACL_ERROR_RT_MEMORY_ALLOCATION);
+	assert_int_equal(refused, 128);
+	assert_int_equal(used, 128);
+	assert_int_equal(used_bytes(0), 128 * 2 * MiB);
+	const char *why = aclGetRecentErrMsg();
+	assert_non_null(why);
+	assert_non_null(strstr(why, "aclrtMallocAlign32: 128 pages are free but no run of them is left "
+				    "in the simulator's span of 1024 pages"));
+	for (int i = 0; i < n; i++)
+		aclrtFree(live[i]);
 }
 
 static void written_bytes_read_back_and_vanish_after_free(void **state)
@@ -463,6 +518,8 @@ int main(void)
 		SIM_TEST(best_fit_prefers_the_smallest_hole, one_16mib_device),
 		SIM_TEST(freed_neighbours_merge_into_one_run, one_8mib_device),
 		SIM_TEST(free_pages_apart_hold_one_allocation_of_them_all, one_8mib_device),
+		SIM_TEST(a_span_cut_up_by_a_contrived_pattern_says_it_is_the_simulators_limit,
+			 one_512mib_device),
 		SIM_TEST(written_bytes_read_back_and_vanish_after_free, one_8mib_device),
 		SIM_TEST(a_32gib_malloc_on_a_64gib_device_costs_no_ram, one_64gib_device),
 		SIM_TEST(freeing_returns_touched_pages_to_the_os, one_128mib_device),

@@ -5,8 +5,8 @@
  *
  * - device memory in 2 MiB pages, placed by the simulator's own extent map
  *   (src/sim/extent_map.c: best fit, lowest address among equals) in runs
- *   spanning four times the memory (EXTENT_SPAN_FACTOR), one count of bytes
- *   in use shared with physical handles, OOM past capacity: free pages
+ *   spanning four times the memory (extent_map.h), one count of bytes in
+ *   use shared with physical handles, OOM past capacity: free pages
  *   decide, not a free run of them;
  * - virtual memory for expandable segments: reservations, physical
  *   handles of whole pages from a second extent map, map and unmap;
@@ -68,8 +68,8 @@ static void fc_up(void)
 		return;
 	fc.capacity = cap ? strtoull(cap, NULL, 0) : (uint64_t)32 << 30;
 	fc.capacity -= fc.capacity % PAGE;
-	if (extent_map_init(&fc.mem, fc.capacity / PAGE * EXTENT_SPAN_FACTOR) != 0 ||
-	    extent_map_init(&fc.phys, fc.capacity / PAGE * EXTENT_SPAN_FACTOR) != 0) {
+	if (extent_map_init(&fc.mem, extent_span_pages(fc.capacity / PAGE, PAGE)) != 0 ||
+	    extent_map_init(&fc.phys, extent_span_pages(fc.capacity / PAGE, PAGE)) != 0) {
 		fprintf(stderr, "fakecuda: no memory for the device's page maps\n");
 		abort();
 	}
