@@ -19,6 +19,7 @@
  *                            valgrind, which reports the real one)
  *     faulty_abort_free      calls abort() (the free to use with faulty_alloc)
  *     faulty_init_refuse     an init_checked hook that refuses the load
+ *     faulty_init_refuse_small  the same on a device of less than 48 MiB
  *     faulty_init_crash      an init hook that raises SIGSEGV
  * A pointer faulty_free does not know (a fake it made up) is ignored, so a
  * wrapper can give every refused pointer back safely.
@@ -201,6 +202,16 @@ int faulty_init_refuse(int device_count)
 {
 	(void)device_count;
 	return -1;
+}
+
+int faulty_init_refuse_small(int device_count)
+{
+	size_t free_b = 0, total = 0;
+
+	(void)device_count;
+	if (aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total) != ACL_SUCCESS)
+		return -1;
+	return total < ((size_t)48 << 20) ? -1 : 0;
 }
 
 void faulty_init_crash(int device_count)

@@ -277,7 +277,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 aclError aclrtGetMemUsageInfo(uint32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
 			      size_t inputNum, size_t *outputNum)
 {
-	const size_t fits = PW_MAX_DATA / sizeof(*memUsageInfo);
+	const size_t fits = PW_MEM_USAGE_FITS;
 	struct pw_msg *m = msg(PW_ACL, PW_ACL_GetMemUsageInfo);
 	aclError rc;
 

@@ -142,6 +142,8 @@ int replay_setup_switch(const struct nmfs_config *cfg, struct npa *caching,
 	/* Before the load: an init hook may already take block handles. */
 	npa_block_handles_bind(*out);
 	rc = sw_set_plugin(*out, spec, err, errlen);
-	/* A fault is the plug-in's code failing; anything else, its spec refused. */
-	return rc == 0 || rc == -EFAULT ? rc : -EINVAL;
+	/* A fault is the plug-in's code failing, and a host that could not
+	 * start (-EIO) or memory out, the machine's; anything else, the spec
+	 * refused. */
+	return rc == 0 || rc == -EFAULT || rc == -EIO || rc == -ENOMEM ? rc : -EINVAL;
 }

@@ -25,7 +25,8 @@ struct rig {
 	const struct whatif_env *env;
 	const struct whatif_setting *s;
 	uint64_t probe_events;  /* the capacity search's replays, summed */
-	bool refused;           /* the setting was refused: not a replay's failure */
+	bool refused;           /* refused at the configured capacity: not a replay's failure */
+	bool probing;           /* the capacity search runs: a refusal fails the row */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;
@@ -77,7 +78,7 @@ static int rig_up(struct rig *g, uint64_t capacity, struct allocator *out, char 
 	rc = start_allocator(g, &cfg, err, errlen);
 	if (rc == 0 && g->s->plugin)
 		rc = start_plugin(g, &cfg, err, errlen);
-	g->refused = rc == -EINVAL;
+	g->refused = rc == -EINVAL && !g->probing;
 	if (rc) {
 		rig_down(g);
 		return rc;
@@ -136,6 +137,7 @@ static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
 	int rc;
 
 	out->min_searched = true;
+	g->probing = true;
 	rc = wl_min_capacity_find(&probe, &s, &out->min, err, errlen);
 	out->min_events = g->probe_events;
 	return rc;

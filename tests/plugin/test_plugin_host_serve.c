@@ -101,7 +101,7 @@ static aclError by_key(struct plugin_host *h, struct pw_msg *m, enum pw_acl_op o
 /* Host b can neither import host a's key nor close it: afterwards a's one
  * import is undone by one close and the next withdraws the key, as if b
  * had never tried. */
-static void test_another_hosts_key_is_neither_imported_nor_closed(void **state)
+static void another_hosts_key_is_neither_imported_nor_closed(void **state)
 {
 	struct fixture *f = *state;
 	char key[ACL_IPC_HANDLE_SIZE];
@@ -118,7 +118,7 @@ static void test_another_hosts_key_is_neither_imported_nor_closed(void **state)
 	assert_int_equal(by_key(&f->a, f->m, PW_ACL_IpcMemClose, key), ACL_ERROR_INVALID_PARAM);
 }
 
-static void test_a_block_not_its_own_is_not_exported(void **state)
+static void a_block_not_its_own_is_not_exported(void **state)
 {
 	struct fixture *f = *state;
 	char key[ACL_IPC_HANDLE_SIZE];
@@ -132,7 +132,7 @@ static void test_a_block_not_its_own_is_not_exported(void **state)
 
 /* Host b's import of a's number is refused and leaves no reference: a's
  * one free gives the pages back. */
-static void test_another_hosts_number_is_not_imported(void **state)
+static void another_hosts_number_is_not_imported(void **state)
 {
 	struct fixture *f = *state;
 	aclrtPhysicalMemProp prop = { .location = { 0, ACL_MEM_LOCATION_TYPE_DEVICE } };
@@ -158,7 +158,7 @@ static void test_another_hosts_number_is_not_imported(void **state)
 
 /* A key sent without its NUL is refused even when the byte after it
  * happens to be one. */
-static void test_a_key_without_its_nul_is_refused(void **state)
+static void a_key_without_its_nul_is_refused(void **state)
 {
 	struct fixture *f = *state;
 	char key[ACL_IPC_HANDLE_SIZE];
@@ -172,7 +172,7 @@ static void test_a_key_without_its_nul_is_refused(void **state)
 }
 
 /* A log line is three strings, each with its NUL, and nothing after. */
-static void test_a_log_line_that_is_not_three_strings_is_refused(void **state)
+static void a_log_line_that_is_not_three_strings_is_refused(void **state)
 {
 	struct fixture *f = *state;
 	static const char whole[] = "func\0file.c\0text";
@@ -188,7 +188,7 @@ static void test_a_log_line_that_is_not_three_strings_is_refused(void **state)
 
 /* More entries than a message holds, or a device number past 32 bits
  * (which would name device 0 once cut), are refused. */
-static void test_a_usage_query_past_the_message_is_refused(void **state)
+static void a_usage_query_past_the_message_is_refused(void **state)
 {
 	struct fixture *f = *state;
 	uint64_t fits = PW_MAX_DATA / sizeof(aclrtMemUsageInfo);
@@ -208,12 +208,12 @@ int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_another_hosts_key_is_neither_imported_nor_closed),
-		T(test_a_block_not_its_own_is_not_exported),
-		T(test_another_hosts_number_is_not_imported),
-		T(test_a_key_without_its_nul_is_refused),
-		T(test_a_log_line_that_is_not_three_strings_is_refused),
-		T(test_a_usage_query_past_the_message_is_refused),
+		T(another_hosts_key_is_neither_imported_nor_closed),
+		T(a_block_not_its_own_is_not_exported),
+		T(another_hosts_number_is_not_imported),
+		T(a_key_without_its_nul_is_refused),
+		T(a_log_line_that_is_not_three_strings_is_refused),
+		T(a_usage_query_past_the_message_is_refused),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

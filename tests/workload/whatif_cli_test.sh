@@ -337,6 +337,20 @@ fault_in_a_capacity_probe_fails_the_row_at_that_capacity)
 	expect_field 1 failed true
 	expect_field 1 failure "--min-capacity, probing 34 MiB (35651584 bytes): expand.trace:6: plug-in $plugin_dir/faulty.so faulted in faulty_segv_oom_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 5 live blocks (31457120 bytes) are lost"
 	;;
+refusal_in_a_capacity_probe_fails_the_row_at_that_capacity)
+	# The init_checked hook accepts the configured 64 MiB and refuses the
+	# search's first bisection probe, 34 MiB: the row fails there, the
+	# comparison is still written.
+	expandable_trace
+	run --device-capacity 64MiB --min-capacity --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so faulty_alloc faulty_free init_checked=faulty_init_refuse_small" \
+		--plugin-dir "$plugin_dir" expand.trace
+	expect_status 1
+	expect_field 0 min_capacity_bytes $((80 * MiB))
+	expect_field 1 failed true
+	field 1 failure | grep -q "^--min-capacity, probing 34 MiB (35651584 bytes): init_checked hook 'faulty_init_refuse_small' of .* refused the load (returned -1)" ||
+		fail "row 1's failure: $(field 1 failure)"
+	;;
 shards_keep_a_failed_row)
 	run_beside_crash
 	strip_seconds out >single

@@ -316,7 +316,7 @@ static aclError serve_stream(struct plugin_host *h, struct pw_msg *m)
  * is wrong first, a device or a null pointer). */
 static aclError mem_usage(struct pw_msg *m)
 {
-	const uint64_t fits = PW_MAX_DATA / sizeof(aclrtMemUsageInfo);
+	const uint64_t fits = PW_MEM_USAGE_FITS;
 	aclrtMemUsageInfo *info = m->v[2] ? (aclrtMemUsageInfo *)(void *)m->data : NULL;
 	size_t n = 0;
 	aclError rc;
@@ -629,6 +629,13 @@ static aclError export_key(struct plugin_host *h, struct pw_msg *m)
 	rc = aclrtIpcMemGetExportKey(P(m->v[0]), m->v[1], m->data,
 				     m->v[2] < PW_MAX_DATA ? m->v[2] : PW_MAX_DATA, m->v[3]);
 	m->len = rc == ACL_SUCCESS ? ACL_IPC_HANDLE_SIZE : 0;
+	/* Another of the host's threads may have freed the block meanwhile,
+	 * and the address gone to someone else: no key for that. */
+	if (rc == ACL_SUCCESS && !owns(h, OWN_DEVICE, m->v[0], false)) {
+		aclrtIpcMemClose(m->data);
+		m->len = 0;
+		return ACL_ERROR_INVALID_PARAM;
+	}
 	return rc;
 }
 
@@ -642,7 +649,9 @@ static const char *key_of(const struct pw_msg *m)
 }
 
 /* Whether the block `key` names is the host's: an import tells, and is
- * undone at once (a close takes back an import before it withdraws). */
+ * undone at once. The pair leaves the key as it found it even when its
+ * exporter's close comes between them: that close then takes back this
+ * import, and this close withdraws the key in its place. */
 static bool owns_key(struct plugin_host *h, const char *key)
 {
 	void *p = NULL;
@@ -698,9 +707,11 @@ static aclError serve_ipc(struct plugin_host *h, struct pw_msg *m)
 						     m->v[2], &number);
 		m->v[0] = number;
 		return rc;
-	default:
+	case PW_ACL_MemImportFromShareableHandle:
 		m->len = 0;
 		return import_shareable(h, m);
+	default:
+		return ACL_ERROR_FEATURE_UNSUPPORTED;
 	}
 }
 

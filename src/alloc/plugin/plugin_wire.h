@@ -40,6 +40,8 @@
 
 /* The largest payload a message carries (an aclrtMemcpy's bytes). */
 #define PW_MAX_DATA (64u << 10)
+/* aclrtGetMemUsageInfo's entries that one answer carries. */
+#define PW_MEM_USAGE_FITS (PW_MAX_DATA / sizeof(aclrtMemUsageInfo))
 
 enum pw_kind {
 	PW_CALL = 1,    /* daemon -> host: run a plugin_call */
