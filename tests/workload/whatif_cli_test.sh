@@ -20,6 +20,18 @@ expect_field() { # ROW NAME VALUE
 	[ "$(field "$1" "$2")" = "$3" ] || fail "row $1 $2 is $(field "$1" "$2"), expected $3"
 }
 
+# search_beside_plugin FUNCTIONS: --min-capacity on expand.trace at 64 MiB,
+# the defaults' row beside faulty.so with FUNCTIONS, whose row fails in
+# the search while the defaults' finds 80 MiB.
+search_beside_plugin() {
+	expandable_trace
+	run --device-capacity 64MiB --min-capacity --format json --alloc-conf "" \
+		--plugin "$plugin_dir/faulty.so $1" --plugin-dir "$plugin_dir" expand.trace
+	expect_status 1
+	expect_field 0 min_capacity_bytes $((80 * MiB))
+	expect_field 1 failed true
+}
+
 # Nothing on standard output, a message on standard error.
 expect_refused() {
 	expect_status 2
@@ -328,26 +340,14 @@ fault_in_a_capacity_probe_fails_the_row_at_that_capacity)
 	# At 64 MiB the plug-in's ten 6 MiB blocks fit; the search's first
 	# bisection probe is 17 pages (34 MiB: between the 3-page floor and
 	# 32 pages), where the sixth alloc finds no memory and it crashes.
-	expandable_trace
-	run --device-capacity 64MiB --min-capacity --format json --alloc-conf "" \
-		--plugin "$plugin_dir/faulty.so faulty_segv_oom_alloc faulty_free" \
-		--plugin-dir "$plugin_dir" expand.trace
-	expect_status 1
-	expect_field 0 min_capacity_bytes $((80 * MiB))
-	expect_field 1 failed true
+	search_beside_plugin "faulty_segv_oom_alloc faulty_free"
 	expect_field 1 failure "--min-capacity, probing 34 MiB (35651584 bytes): expand.trace:6: plug-in $plugin_dir/faulty.so faulted in faulty_segv_oom_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 5 live blocks (31457120 bytes) are lost"
 	;;
 refusal_in_a_capacity_probe_fails_the_row_at_that_capacity)
 	# The init_checked hook accepts the configured 64 MiB and refuses the
 	# search's first bisection probe, 34 MiB: the row fails there, the
 	# comparison is still written.
-	expandable_trace
-	run --device-capacity 64MiB --min-capacity --format json --alloc-conf "" \
-		--plugin "$plugin_dir/faulty.so faulty_alloc faulty_free init_checked=faulty_init_refuse_small" \
-		--plugin-dir "$plugin_dir" expand.trace
-	expect_status 1
-	expect_field 0 min_capacity_bytes $((80 * MiB))
-	expect_field 1 failed true
+	search_beside_plugin "faulty_alloc faulty_free init_checked=faulty_init_refuse_small"
 	field 1 failure | grep -q "^--min-capacity, probing 34 MiB (35651584 bytes): init_checked hook 'faulty_init_refuse_small' of .* refused the load (returned -1)" ||
 		fail "row 1's failure: $(field 1 failure)"
 	;;
