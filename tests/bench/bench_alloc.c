@@ -35,7 +35,8 @@ struct op {
 struct workload {
 	struct op *ops;
 	size_t nops, pairs;
-	void **ptrs;
+	void **ptrs;            /* [nslots]: what each slot holds, NULL once freed */
+	size_t nslots;
 };
 
 static int workload_from_trace(const struct wl_trace *t, struct workload *w)
@@ -44,6 +45,7 @@ static int workload_from_trace(const struct wl_trace *t, struct workload *w)
 	w->ptrs = calloc(t->nslots ? t->nslots : 1, sizeof(*w->ptrs));
 	if (!w->ops || !w->ptrs)
 		return -ENOMEM;
+	w->nslots = t->nslots;
 	for (size_t i = 0; i < t->nevents; i++) {
 		const struct wl_event *e = &t->events[i];
 
@@ -70,14 +72,23 @@ static int npa_pass(struct npa *a, struct workload *w, uint64_t *ns, char *err,
 	for (size_t i = 0; i < w->nops; i++) {
 		const struct op *o = &w->ops[i];
 
-		if (o->is_free)
+		if (o->is_free) {
 			rc = npa_free(a, w->ptrs[o->slot], err, errlen);
-		else
+			w->ptrs[o->slot] = NULL;
+		} else {
 			rc = npa_malloc(a, 0, o->size, NULL, &w->ptrs[o->slot], err, errlen);
+		}
 		if (rc < 0)
 			return rc;
 	}
 	*ns = bench_now_ns() - t0;
+	/* What the trace keeps to its end (a model's weights) goes too,
+	 * untimed: else every pass would add it again. */
+	for (size_t i = 0; i < w->nslots; i++) {
+		if (w->ptrs[i] != NULL && (rc = npa_free(a, w->ptrs[i], err, errlen)) < 0)
+			return rc;
+		w->ptrs[i] = NULL;
+	}
 	return 0;
 }
 
@@ -90,12 +101,19 @@ static uint64_t baseline_pass(const struct bench_baseline *b, struct workload *w
 
 		if (o->is_free) {
 			b->free(w->ptrs[o->slot]);
+			w->ptrs[o->slot] = NULL;
 		} else {
 			w->ptrs[o->slot] = b->malloc(o->size);
 			bench_escape(w->ptrs[o->slot]);
 		}
 	}
-	return bench_now_ns() - t0;
+	uint64_t ns = bench_now_ns() - t0;
+
+	for (size_t i = 0; i < w->nslots; i++) {
+		b->free(w->ptrs[i]);
+		w->ptrs[i] = NULL;
+	}
+	return ns;
 }
 
 static size_t passes_for(uint64_t pass_ns)
