@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <npumemfs/npusim.h>
+
 #include "alloc/acl/block_handle.h"
 #include "alloc/caching/caching_allocator.h"
 #include "alloc/switch/allocator_switch.h"
@@ -27,6 +29,7 @@ struct rig {
 	uint64_t probe_events;  /* the capacity search's replays, summed */
 	bool refused;           /* refused at the configured capacity: not a replay's failure */
 	bool probing;           /* the capacity search runs: a refusal fails the row */
+	uint64_t peak_used;     /* the most device memory the last replay held, any device */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;
@@ -96,6 +99,13 @@ static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_o
 	if (rc)
 		return rc;
 	rc = wl_whatif_measure(a, g->env->trace, opt, row, err, errlen);
+	g->peak_used = 0;
+	for (int d = 0; d < g->env->cfg.device_count; d++) {
+		struct npusim_counters c;
+
+		if (npusim_device_counters(d, &c) == 0 && c.peak_used > g->peak_used)
+			g->peak_used = c.peak_used;
+	}
 	rig_down(g);
 	return rc;
 }
@@ -130,8 +140,10 @@ static int search_capacity(struct rig *g, struct whatif_result *out, char *err,
 		.start = env->cfg.capacity,
 		.limit = env->cfg.capacity > CAPACITY_LIMIT ? env->cfg.capacity : CAPACITY_LIMIT,
 		.page = env->cfg.page_size,
-		/* The row's replay at the configured capacity answers for it. */
+		/* The row's replay at the configured capacity answers for it, and
+		 * the memory it held is where the answer likely is, just below. */
 		.start_result = out->m.num_ooms == 0 ? WL_START_RUNS : WL_START_OOMS,
+		.hint = out->m.num_ooms == 0 ? g->peak_used : 0,
 	};
 
 	int rc;

@@ -65,6 +65,24 @@ static int bracket(struct search *s, uint64_t start, uint64_t limit, uint64_t *l
 	return rc < 0 ? rc : 0;
 }
 
+/* The hint, where it falls between the two: one probe that may spare the
+ * halvings from hi down to it. */
+static int try_hint(struct search *s, uint64_t hint, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t pages = (hint + s->page - 1) / s->page;
+	int rc;
+
+	if (hint == 0 || pages <= *lo || pages >= *hi)
+		return 0;
+	if ((rc = runs(s, pages)) < 0)
+		return rc;
+	if (rc)
+		*hi = pages;
+	else
+		*lo = pages;
+	return 0;
+}
+
 static int bisect(struct search *s, uint64_t lo, uint64_t *hi)
 {
 	while (*hi - lo > 1) {
@@ -129,6 +147,8 @@ int wl_min_capacity_find(const struct wl_capacity_probe *p,
 	}
 	rc = bracket(&s, (sr->start + sr->page - 1) / sr->page, sr->limit / sr->page, &lo, &hi);
 	if (rc || hi == 0)
+		return rc;
+	if ((rc = try_hint(&s, sr->hint, &lo, &hi)) != 0)
 		return rc;
 	if ((rc = bisect(&s, lo, &hi)) != 0 || (rc = verify(&s, hi)) != 0)
 		return rc;

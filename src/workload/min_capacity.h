@@ -36,6 +36,10 @@ struct wl_capacity_search {
 	/* What a replay the caller ran at `start` gave, so that the search
 	 * does not replay it again (a start off the page grid is run anyway). */
 	enum wl_start_result start_result;
+	/* A capacity likely just above the answer, tried first below the
+	 * start (the most device memory a replay that ran used); 0: none.
+	 * It only orders the probes: a wrong one costs a probe, not the answer. */
+	uint64_t hint;
 };
 
 struct wl_min_capacity {

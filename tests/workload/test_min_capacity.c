@@ -38,16 +38,22 @@ static int fake_runs(void *ctx, uint64_t capacity, char *err, size_t errlen)
 	return capacity >= f->need || (capacity >= f->window_lo && capacity < f->window_hi);
 }
 
-static int find_known(struct fake *f, uint64_t floor, uint64_t start,
-		      enum wl_start_result known, struct wl_min_capacity *out)
+static int find_hinted(struct fake *f, uint64_t floor, uint64_t start,
+		       enum wl_start_result known, uint64_t hint, struct wl_min_capacity *out)
 {
 	const struct wl_capacity_probe p = { .runs = fake_runs, .ctx = f };
 	const struct wl_capacity_search s = { .floor = floor, .start = start,
 					      .limit = 1ull << 40, .page = PAGE,
-					      .start_result = known };
+					      .start_result = known, .hint = hint };
 	char err[256] = "";
 
 	return wl_min_capacity_find(&p, &s, out, err, sizeof(err));
+}
+
+static int find_known(struct fake *f, uint64_t floor, uint64_t start,
+		      enum wl_start_result known, struct wl_min_capacity *out)
+{
+	return find_hinted(f, floor, start, known, 0, out);
 }
 
 static int find(struct fake *f, uint64_t floor, uint64_t start, struct wl_min_capacity *out)
@@ -179,6 +185,35 @@ static void a_start_known_to_fail_doubles_without_a_replay(void **state)
 	assert_int_equal(f.calls, again.calls - 1);
 }
 
+/* What a replay held at its peak, a little above the answer, is tried
+ * first: 1010 MiB runs, and the bisection starts below it instead of
+ * halving 32 GiB down to it. */
+static void a_hint_above_the_answer_spares_the_halvings(void **state)
+{
+	struct fake plain = { .need = 1000 * MiB }, hinted = { .need = 1000 * MiB };
+	struct wl_min_capacity a, b;
+
+	(void)state;
+	assert_int_equal(find_known(&plain, 3 * MiB, 32768 * MiB, WL_START_RUNS, &a), 0);
+	assert_int_equal(find_hinted(&hinted, 3 * MiB, 32768 * MiB, WL_START_RUNS, 1010 * MiB,
+				     &b), 0);
+	assert_int_equal(b.bytes, 1000 * MiB);
+	assert_int_equal(b.bytes, a.bytes);
+	assert_int_equal(plain.calls, 19);
+	assert_int_equal(hinted.calls, 15);
+}
+
+/* A hint that does not run costs its probe, never the answer. */
+static void a_hint_below_the_answer_still_finds_it(void **state)
+{
+	struct fake f = { .need = 1000 * MiB };
+	struct wl_min_capacity m;
+
+	(void)state;
+	assert_int_equal(find_hinted(&f, 3 * MiB, 32768 * MiB, WL_START_RUNS, 900 * MiB, &m), 0);
+	assert_int_equal(m.bytes, 1000 * MiB);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +226,8 @@ int main(void)
 		cmocka_unit_test(answer_that_fails_a_second_run_is_an_error),
 		cmocka_unit_test(a_known_start_is_not_replayed),
 		cmocka_unit_test(a_start_known_to_fail_doubles_without_a_replay),
+		cmocka_unit_test(a_hint_above_the_answer_spares_the_halvings),
+		cmocka_unit_test(a_hint_below_the_answer_still_finds_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

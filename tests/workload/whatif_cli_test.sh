@@ -337,18 +337,19 @@ plugin_that_never_returns_fails_its_row_at_plugin_timeout)
 	expect_field 1 failure "$training:3: plug-in $plugin_dir/faulty.so faulted in faulty_loop_alloc: no return within 200 ms (plugin_timeout); its host was killed; retired, never called again; its 0 live blocks (0 bytes) are lost"
 	;;
 fault_in_a_capacity_probe_fails_the_row_at_that_capacity)
-	# At 64 MiB the plug-in's ten 6 MiB blocks fit; the search's first
-	# bisection probe is 17 pages (34 MiB: between the 3-page floor and
-	# 32 pages), where the sixth alloc finds no memory and it crashes.
+	# At 64 MiB the plug-in's ten 6 MiB blocks fit, 60 MiB at the peak: the
+	# search tries that first (30 pages: it runs), then bisects: 16 pages
+	# (32 MiB, between the 3-page floor and 30 pages), where the sixth
+	# alloc finds no memory and it crashes.
 	search_beside_plugin "faulty_segv_oom_alloc faulty_free"
-	expect_field 1 failure "--min-capacity, probing 34 MiB (35651584 bytes): expand.trace:6: plug-in $plugin_dir/faulty.so faulted in faulty_segv_oom_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 5 live blocks (31457120 bytes) are lost"
+	expect_field 1 failure "--min-capacity, probing 32 MiB (33554432 bytes): expand.trace:6: plug-in $plugin_dir/faulty.so faulted in faulty_segv_oom_alloc: signal 11 (Segmentation fault) at (nil); retired, never called again; its 5 live blocks (31457120 bytes) are lost"
 	;;
 refusal_in_a_capacity_probe_fails_the_row_at_that_capacity)
-	# The init_checked hook accepts the configured 64 MiB and refuses the
-	# search's first bisection probe, 34 MiB: the row fails there, the
-	# comparison is still written.
+	# The init_checked hook accepts the configured 64 MiB and the 60 MiB
+	# the replay held at its peak, and refuses the bisection's first probe,
+	# 32 MiB: the row fails there, the comparison is still written.
 	search_beside_plugin "faulty_alloc faulty_free init_checked=faulty_init_refuse_small"
-	field 1 failure | grep -q "^--min-capacity, probing 34 MiB (35651584 bytes): init_checked hook 'faulty_init_refuse_small' of .* refused the load (returned -1)" ||
+	field 1 failure | grep -q "^--min-capacity, probing 32 MiB (33554432 bytes): init_checked hook 'faulty_init_refuse_small' of .* refused the load (returned -1)" ||
 		fail "row 1's failure: $(field 1 failure)"
 	;;
 shards_keep_a_failed_row)
