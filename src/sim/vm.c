@@ -27,15 +27,20 @@ static int map_cmp(const struct vm_mapping *a, const struct vm_mapping *b)
 RB_GENERATE_INTERNAL(vm_reservation_tree, vm_reservation, link, res_cmp, VM_TREE_ATTR)
 RB_GENERATE_INTERNAL(vm_mapping_tree, vm_mapping, link, map_cmp, VM_TREE_ATTR)
 
-/* The reservation holding p, or NULL; the caller holds sim.vm_lock. */
+/* The reservation holding p, or NULL; the caller holds sim.vm_lock. The
+ * last one starting at p or below: p + 1 would overflow for the last
+ * address, which a caller may well pass. */
 static struct vm_reservation *reservation_holding(const void *p)
 {
-	struct vm_reservation key = { .base = (char *)p + 1 };
-	struct vm_reservation *after, *r;
+	struct vm_reservation key = { .base = (char *)p };
+	struct vm_reservation *at, *r;
 
-	after = RB_NFIND(vm_reservation_tree, &sim.vm.reservations, &key);
-	r = after ? RB_PREV(vm_reservation_tree, &sim.vm.reservations, after)
-		  : RB_MAX(vm_reservation_tree, &sim.vm.reservations);
+	at = RB_NFIND(vm_reservation_tree, &sim.vm.reservations, &key);
+	if (at && at->base == (const char *)p)
+		r = at;
+	else
+		r = at ? RB_PREV(vm_reservation_tree, &sim.vm.reservations, at)
+		       : RB_MAX(vm_reservation_tree, &sim.vm.reservations);
 	if (r && (const char *)p < r->base + r->size)
 		return r;
 	return NULL;
