@@ -29,7 +29,7 @@ struct rig {
 	uint64_t probe_events;  /* the capacity search's replays, summed */
 	bool refused;           /* refused at the configured capacity: not a replay's failure */
 	bool probing;           /* the capacity search runs: a refusal fails the row */
-	uint64_t peak_used;     /* the most device memory the last replay held, any device */
+	uint64_t peak_used;     /* the most device memory the row's replay held, any device */
 	bool sim_up;
 	struct npa *alloc;
 	struct sw *sw;
@@ -90,6 +90,20 @@ static int rig_up(struct rig *g, uint64_t capacity, struct allocator *out, char 
 	return 0;
 }
 
+/* The most device memory any device of the running machine held. */
+static uint64_t peak_device_used(const struct whatif_env *env)
+{
+	uint64_t peak = 0;
+
+	for (int d = 0; d < env->cfg.device_count; d++) {
+		struct npusim_counters c;
+
+		if (npusim_device_counters(d, &c) == 0 && c.peak_used > peak)
+			peak = c.peak_used;
+	}
+	return peak;
+}
+
 static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_opts *opt,
 		      struct wl_whatif_row *row, char *err, size_t errlen)
 {
@@ -99,13 +113,9 @@ static int measure_at(struct rig *g, uint64_t capacity, const struct wl_whatif_o
 	if (rc)
 		return rc;
 	rc = wl_whatif_measure(a, g->env->trace, opt, row, err, errlen);
-	g->peak_used = 0;
-	for (int d = 0; d < g->env->cfg.device_count; d++) {
-		struct npusim_counters c;
-
-		if (npusim_device_counters(d, &c) == 0 && c.peak_used > g->peak_used)
-			g->peak_used = c.peak_used;
-	}
+	/* The search's hint comes from the row's own replay, not its probes. */
+	if (!g->probing)
+		g->peak_used = peak_device_used(g->env);
 	rig_down(g);
 	return rc;
 }
