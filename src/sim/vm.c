@@ -46,15 +46,18 @@ static struct vm_reservation *reservation_holding(const void *p)
 	return NULL;
 }
 
-/* The mapping in r holding p, or NULL. */
+/* The mapping in r holding p, or NULL: the last one starting at p or
+ * below, found as reservation_holding finds its reservation. */
 static struct vm_mapping *mapping_holding(struct vm_reservation *r, const void *p)
 {
-	struct vm_mapping key = { .addr = (char *)p + 1 };
-	struct vm_mapping *after, *m;
+	struct vm_mapping key = { .addr = (char *)p };
+	struct vm_mapping *at, *m;
 
-	after = RB_NFIND(vm_mapping_tree, &r->maps, &key);
-	m = after ? RB_PREV(vm_mapping_tree, &r->maps, after)
-		  : RB_MAX(vm_mapping_tree, &r->maps);
+	at = RB_NFIND(vm_mapping_tree, &r->maps, &key);
+	if (at && at->addr == (const char *)p)
+		m = at;
+	else
+		m = at ? RB_PREV(vm_mapping_tree, &r->maps, at) : RB_MAX(vm_mapping_tree, &r->maps);
 	if (m && (const char *)p < m->addr + m->size)
 		return m;
 	return NULL;
