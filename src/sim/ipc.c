@@ -27,8 +27,7 @@ static struct sim_ipc_key *key_find(const char *key)
 /* Bytes of the aclrtMalloc block starting at p, 0 if none does; under d->lock. */
 static uint64_t block_bytes(struct sim_device *d, const char *p)
 {
-	uint64_t off = (uint64_t)(p - d->base);
-	struct extent *e = off % d->page_size ? NULL : extent_map_find(&d->mem, off / d->page_size);
+	struct extent *e = sim_block_at(d, p);
 
 	return e ? e->npages * d->page_size : 0;
 }

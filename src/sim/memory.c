@@ -80,22 +80,28 @@ aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy pol
 	return device_malloc("aclrtMallocAlign32", devPtr, size, 0);
 }
 
+struct extent *sim_block_at(struct sim_device *d, const void *p)
+{
+	uint64_t off = (uint64_t)((const char *)p - d->base);
+
+	return off % d->page_size ? NULL : extent_map_find(&d->mem, off / d->page_size);
+}
+
 aclError aclrtFree(void *devPtr)
 {
 	struct sim_device *d;
 	struct extent *e;
-	uint64_t t0, off;
+	uint64_t t0;
 
 	if (!atomic_load(&sim.up))
 		return sim_status(ACL_ERROR_UNINITIALIZE);
 	d = devPtr ? sim_device_holding(devPtr) : NULL;
 	if (!d)
 		return sim_status(ACL_ERROR_INVALID_PARAM);
-	off = (uint64_t)((char *)devPtr - d->base);
 	t0 = sim_monotonic_ns();
 	sim_spend_us(atomic_load(&d->free_latency_us));
 	pthread_mutex_lock(&d->lock);
-	e = off % d->page_size ? NULL : extent_map_find(&d->mem, off / d->page_size);
+	e = sim_block_at(d, devPtr);
 	if (!e) {
 		pthread_mutex_unlock(&d->lock);
 		return sim_status(ACL_ERROR_INVALID_PARAM);

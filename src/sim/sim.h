@@ -147,6 +147,8 @@ void sim_set_recent_error(const char *fmt, ...) __attribute__((format(printf, 1,
 aclError sim_span_refused(const char *call, uint64_t span_pages, uint64_t npages);
 /* The device whose aclrtMalloc range holds `p`, or NULL. */
 struct sim_device *sim_device_holding(const void *p);
+/* The live aclrtMalloc block of d starting at p, or NULL; under d->lock. */
+struct extent *sim_block_at(struct sim_device *d, const void *p);
 /* Whether [p, p + n) lies in one live aclrtMalloc block or mapped VM. */
 bool sim_range_is_device(const void *p, size_t n);
 bool sim_vm_range_mapped(const void *p, size_t n);
