@@ -52,6 +52,7 @@ static aclError export_key(struct sim_device *d, char *p, char *key)
 		memcpy(k->key, name, sizeof(name));
 		k->ptr = p;
 		HASH_ADD_STR(sim.ipc.keys, key, k);
+		atomic_fetch_add(&sim.ipc.nkeys, 1);
 	}
 	pthread_mutex_unlock(&sim.ipc.lock);
 	if (!k)
@@ -118,6 +119,7 @@ aclError aclrtIpcMemClose(const char *key)
 		k->imports--;
 	} else if (k) {
 		HASH_DEL(sim.ipc.keys, k);
+		atomic_fetch_sub(&sim.ipc.nkeys, 1);
 		free(k);
 	}
 	pthread_mutex_unlock(&sim.ipc.lock);
@@ -129,10 +131,15 @@ void sim_ipc_forget(const struct sim_device *d, const char *ptr)
 	struct sim_ipc_key *k;
 	char name[ACL_IPC_HANDLE_SIZE];
 
+	/* Most blocks were never exported: no name to make, no lock to take. */
+	if (atomic_load(&sim.ipc.nkeys) == 0)
+		return;
 	key_name(d, ptr, name);
 	pthread_mutex_lock(&sim.ipc.lock);
-	if ((k = key_find(name)) != NULL)
+	if ((k = key_find(name)) != NULL) {
 		HASH_DEL(sim.ipc.keys, k);
+		atomic_fetch_sub(&sim.ipc.nkeys, 1);
+	}
 	pthread_mutex_unlock(&sim.ipc.lock);
 	free(k);
 }
@@ -146,6 +153,7 @@ void sim_ipc_reset(void)
 		HASH_DEL(sim.ipc.keys, k);
 		free(k);
 	}
+	atomic_store(&sim.ipc.nkeys, 0);
 	pthread_mutex_unlock(&sim.ipc.lock);
 }
 
@@ -180,8 +188,10 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t dev
 		return sim_status(ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&sim.vm_lock);
 	HASH_ITER(hh, sim.vm.handles, ph, tmp) {
-		if (ph->shareable == shareableHandle && ph->device == deviceId)
-			found = ph;
+		if (ph->shareable == shareableHandle && ph->device == deviceId) {
+			found = ph; /* numbers are never given twice */
+			break;
+		}
 	}
 	if (found) {
 		found->refs++;

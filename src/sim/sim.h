@@ -107,6 +107,10 @@ struct sim_ipc_key;
 struct sim_ipc {
 	pthread_mutex_t lock;
 	struct sim_ipc_key *keys;
+	/* Keys held, changed under lock: a free, which asks after its block's
+	 * key, reads it without the lock first (a key of a block is added
+	 * under the block's device lock, which the free holds). */
+	_Atomic unsigned nkeys;
 	uint64_t next_shareable; /* the last number a physical handle was exported as */
 };
 
