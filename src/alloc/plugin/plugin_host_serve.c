@@ -679,28 +679,35 @@ static aclError import_shareable(struct plugin_host *h, struct pw_msg *m)
 	return rc;
 }
 
+static bool is_ipc(enum pw_acl_op op)
+{
+	return op == PW_ACL_IpcMemGetExportKey || op == PW_ACL_IpcMemImportByKey ||
+	       op == PW_ACL_IpcMemClose || op == PW_ACL_MemExportToShareableHandle ||
+	       op == PW_ACL_MemImportFromShareableHandle;
+}
+
 static aclError serve_ipc(struct plugin_host *h, struct pw_msg *m)
 {
-	const char *key = m->op == PW_ACL_IpcMemGetExportKey ? NULL : key_of(m);
+	const char *key;
 	uint64_t number = 0;
 	void *p = NULL;
 	aclError rc;
 
-	switch (m->op) {
-	case PW_ACL_IpcMemGetExportKey:
+	if (m->op == PW_ACL_IpcMemGetExportKey)
 		return export_key(h, m);
+	/* The key, if any, is read in place; no other answer carries data. */
+	key = key_of(m);
+	m->len = 0;
+	switch (m->op) {
 	case PW_ACL_IpcMemImportByKey:
-		m->len = 0;
 		if (!owns_key(h, key))
 			return ACL_ERROR_INVALID_PARAM;
 		rc = aclrtIpcMemImportByKey(&p, key, m->v[0]);
 		m->v[0] = U(p);
 		return rc;
 	case PW_ACL_IpcMemClose:
-		m->len = 0;
 		return owns_key(h, key) ? aclrtIpcMemClose(key) : ACL_ERROR_INVALID_PARAM;
 	case PW_ACL_MemExportToShareableHandle:
-		m->len = 0;
 		if (!owns(h, OWN_PHYSICAL, m->v[0], false))
 			return ACL_ERROR_INVALID_PARAM;
 		rc = aclrtMemExportToShareableHandle(P(m->v[0]), (aclrtMemHandleType)m->v[1],
@@ -708,7 +715,6 @@ static aclError serve_ipc(struct plugin_host *h, struct pw_msg *m)
 		m->v[0] = number;
 		return rc;
 	case PW_ACL_MemImportFromShareableHandle:
-		m->len = 0;
 		return import_shareable(h, m);
 	default:
 		return ACL_ERROR_FEATURE_UNSUPPORTED;
@@ -763,7 +769,7 @@ void ph_serve(struct plugin_host *h, struct pw_msg *m)
 		m->rc = serve_app_log(m);
 		return;
 	}
-	if (op >= PW_ACL_IpcMemGetExportKey && op <= PW_ACL_MemImportFromShareableHandle) {
+	if (is_ipc(op)) {
 		m->rc = serve_ipc(h, m);
 		return;
 	}
