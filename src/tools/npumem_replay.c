@@ -534,16 +534,20 @@ static int format_all(struct run *r, enum format format, struct sbuf *out)
 
 static int print_report(struct run *r, enum format format)
 {
+	/* The pin lines were written as the replay ran: printed as they are. */
+	const struct sbuf *text = &r->pins;
 	struct sbuf out;
 	int rc;
 
 	sbuf_init(&out);
-	if (format == FORMAT_PINS)
-		rc = r->pins.error ? r->pins.error : sbuf_append(&out, r->pins.data, r->pins.len);
-	else
+	if (format != FORMAT_PINS) {
 		rc = format_all(r, format, &out);
-	if (rc == 0 && out.len)
-		fwrite(out.data, 1, out.len, stdout);
+		text = &out;
+	} else {
+		rc = r->pins.error;
+	}
+	if (rc == 0 && text->len)
+		fwrite(text->data, 1, text->len, stdout);
 	sbuf_release(&out);
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = -EIO;
